@@ -1,0 +1,45 @@
+# The two commands a new user needs: `make run` and `make test`.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+VENV ?= .venv
+# The first interpreter on PATH that is Python 3.12 or newer.
+PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 python3; do \
+	if $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then echo $$p; break; fi; done)
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test e2e bench lint migrate demo check-python clean
+
+$(STAMP): pyproject.toml requirements/constraints.txt
+	@test -n "$(PYTHON)" || { echo "error: Python 3.12 or newer is required (none found on PATH)"; exit 1; }
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -c requirements/constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	@mkdir -p var
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+run: demo
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: install
+	$(PY) -m pytest
+
+e2e: install
+	$(PY) -m pytest tests_e2e -p no:randomly
+
+bench: install
+	$(PY) -m bench
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,1 @@
+"""Models of the adjudication app: fields, constraints and indexes; no business logic."""

@@ -1,0 +1,135 @@
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from .models import ApiToken, Application, Membership, TokenKind
+from .services import token_issue, token_revoke
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+    fields = ["user", "role", "created_at"]
+    readonly_fields = ["created_at"]
+
+
+class ApplicationTokenInline(admin.TabularInline):
+    """Tokens are listed here; they are issued from the token admin (shown once)."""
+
+    model = ApiToken
+    extra = 0
+    can_delete = False
+    fields = ["name", "prefix", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = fields
+    show_change_link = True
+    verbose_name = "application token"
+
+    def has_add_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Application)
+class ApplicationAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "capture_enabled", "retention_days", "created_at"]
+    list_filter = ["capture_enabled", "exemplar_bank_enabled", "gold_requires_two_agreeing"]
+    search_fields = ["name", "slug"]
+    readonly_fields = ["created_at"]
+    inlines = [MembershipInline, ApplicationTokenInline]
+    fieldsets = [
+        (None, {"fields": ["slug", "name", "created_at"]}),
+        ("Detection", {"fields": ["axes", "problems"]}),
+        (
+            "Capture of low-confidence and refused answers (opt-in)",
+            {
+                "fields": [
+                    "capture_enabled",
+                    "capture_on_low_confidence",
+                    "capture_on_refusal",
+                    "capture_max_items",
+                    "capture_labels",
+                ]
+            },
+        ),
+        ("Adjudication", {"fields": ["case_labels", "gold_requires_two_agreeing"]}),
+        ("Fast loop and retention", {"fields": ["exemplar_bank_enabled", "retention_days"]}),
+    ]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "application", "role", "created_at"]
+    list_filter = ["role", "application"]
+    search_fields = ["user__username", "user__email", "application__slug", "application__name"]
+    autocomplete_fields = ["user", "application"]
+
+
+class TokenCreateForm(forms.ModelForm):
+    class Meta:
+        model = ApiToken
+        fields = ["kind", "name", "application", "user"]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        kind = data.get("kind")
+        if kind == TokenKind.APPLICATION and (not data.get("application") or data.get("user")):
+            raise forms.ValidationError("An application token needs an application and no user.")
+        if kind == TokenKind.PERSONAL and (not data.get("user") or data.get("application")):
+            raise forms.ValidationError("A personal token needs a user and no application.")
+        return data
+
+
+@admin.action(description="Revoke selected tokens")
+def revoke_tokens(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
+    count = 0
+    for token in queryset.filter(revoked_at__isnull=True):
+        token_revoke(token=token)
+        count += 1
+    modeladmin.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["name", "kind", "application", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["kind", "application", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["name", "prefix", "application__slug", "user__username"]
+    autocomplete_fields = ["application", "user"]
+    actions = [revoke_tokens]
+
+    def get_form(self, request: HttpRequest, obj=None, **kwargs):
+        if obj is None:
+            kwargs["form"] = TokenCreateForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj=None) -> list[str]:
+        if obj is None:
+            return ["kind", "name", "application", "user"]
+        return ["kind", "name", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
+        if obj is None:
+            return []
+        return ["kind", "application", "user", "prefix", "created_at", "created_by", "last_used_at"]
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        issued = token_issue(
+            name=obj.name,
+            application=obj.application if obj.kind == TokenKind.APPLICATION else None,
+            user=obj.user if obj.kind == TokenKind.PERSONAL else None,
+            created_by=request.user,
+        )
+        # The admin's "object added" redirect needs the saved row.
+        obj.pk = issued.token.pk
+        obj.__dict__.update({k: v for k, v in issued.token.__dict__.items() if not k.startswith("_")})
+        messages.warning(
+            request,
+            f"Token {issued.token.name!r} created. Copy it now, it is not shown again: {issued.secret}",
+        )
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        # Revoke instead: a deleted token would lose its audit trail.
+        return False

@@ -1,0 +1,48 @@
+"""Extension points the domain apps fill in from their AppConfig.ready().
+
+`consoles` owns the layout but no domain logic, and nothing in it imports the
+domain apps: each app registers what it shows on an application's home page
+and what it adds to the demo data.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .models import Application
+
+
+@dataclass(frozen=True)
+class HomeCard:
+    title: str
+    count: int
+    caption: str
+    url: str
+
+
+HomeCardProvider = Callable[[Application], list[HomeCard]]
+DemoLoader = Callable[..., None]
+
+_home_card_providers: list[tuple[int, HomeCardProvider]] = []
+_demo_loaders: list[tuple[int, DemoLoader]] = []
+
+
+def register_home_cards(provider: HomeCardProvider, *, order: int = 100) -> None:
+    if all(p is not provider for _, p in _home_card_providers):
+        _home_card_providers.append((order, provider))
+
+
+def register_demo_loader(loader: DemoLoader, *, order: int = 100) -> None:
+    """`loader(application=..., users={"curator": user, ...})`; must be idempotent."""
+    if all(p is not loader for _, p in _demo_loaders):
+        _demo_loaders.append((order, loader))
+
+
+def home_cards(application: Application) -> list[HomeCard]:
+    cards: list[HomeCard] = []
+    for _, provider in sorted(_home_card_providers, key=lambda item: item[0]):
+        cards.extend(provider(application))
+    return cards
+
+
+def demo_loaders() -> list[DemoLoader]:
+    return [loader for _, loader in sorted(_demo_loaders, key=lambda item: item[0])]

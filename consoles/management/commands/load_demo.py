@@ -1,0 +1,79 @@
+"""Demo data for `make run`: idempotent (a second run changes nothing)."""
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from consoles.extensions import demo_loaders
+from consoles.management.base import DomainCommand
+from consoles.models import ApiToken, Application, Membership, Role, TokenKind
+from consoles.tokens import token_digest, token_display_prefix
+
+DEMO_PASSWORD = "demo-pass-2026"  # noqa: S105 - published demo login
+DEMO_USERS = [
+    # username, role in every demo application, staff/superuser
+    ("admin", Role.ADMIN, True),
+    ("curator", Role.CURATOR, False),
+    ("curator2", Role.CURATOR, False),
+    ("viewer", Role.VIEWER, False),
+]
+DEMO_APPLICATIONS = [
+    ("acme-chat", "Acme support assistant"),
+    ("globex-verifier", "Globex agent verifier"),
+]
+# A fixed, published token so the README's curl examples work against the demo.
+# It exists only in demo data (load_demo), never in a real deployment.
+DEMO_TOKEN_SECRETS = {
+    "acme-chat": "cc_app_demo-acme-chat-integration-token",
+    "globex-verifier": "cc_app_demo-globex-verifier-integration-token",
+}
+
+
+class Command(DomainCommand):
+    help = "Load demo applications, users and data (idempotent)."
+
+    def handle(self, *args, **options) -> None:
+        User = get_user_model()
+        with transaction.atomic():
+            users = {}
+            for username, _, is_admin in DEMO_USERS:
+                user, created = User.objects.get_or_create(
+                    username=username,
+                    defaults={"is_staff": is_admin, "is_superuser": is_admin, "email": f"{username}@example.com"},
+                )
+                if created:
+                    user.set_password(DEMO_PASSWORD)
+                    user.save(update_fields=["password"])
+                users[username] = user
+            applications = []
+            for slug, name in DEMO_APPLICATIONS:
+                application, _ = Application.objects.get_or_create(slug=slug, defaults={"name": name})
+                if slug == "acme-chat" and not application.capture_enabled:
+                    Application.objects.filter(pk=application.pk).update(
+                        capture_enabled=True, capture_on_low_confidence=True, capture_on_refusal=True
+                    )
+                    application.refresh_from_db()
+                applications.append(application)
+                for username, role, _ in DEMO_USERS:
+                    Membership.objects.get_or_create(
+                        user=users[username], application=application, defaults={"role": role}
+                    )
+                secret = DEMO_TOKEN_SECRETS[slug]
+                ApiToken.objects.get_or_create(
+                    digest=token_digest(secret),
+                    defaults={
+                        "kind": TokenKind.APPLICATION,
+                        "name": "demo integration",
+                        "application": application,
+                        "prefix": token_display_prefix(secret),
+                    },
+                )
+            for loader in demo_loaders():
+                for application in applications:
+                    loader(application=application, users=users)
+
+        self.stdout.write("Demo data ready. Log in at http://127.0.0.1:8000/login/ with:")
+        for username, role, is_admin in DEMO_USERS:
+            extra = " (also Django admin at /admin/)" if is_admin else ""
+            self.stdout.write(f"  {username:<9} / {DEMO_PASSWORD}   {role}{extra}")
+        for slug, secret in DEMO_TOKEN_SECRETS.items():
+            self.stdout.write(f"  API token for {slug}: {secret}")

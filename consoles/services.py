@@ -1,0 +1,120 @@
+"""Writes for tenants, memberships and tokens. Keyword-only, one transaction each."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .errors import Conflict, InvalidInput, NotFound
+from .models import ApiToken, Application, Membership, Role, TokenKind
+from .tokens import token_digest, token_display_prefix, token_generate
+
+# last_used_at is advisory; writing it on every request would turn each API
+# read into a write, so it is refreshed at most this often.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def _validation_fields(exc: ValidationError) -> dict[str, str]:
+    if hasattr(exc, "error_dict"):
+        return {field: " ".join(m for e in errors for m in e.messages) for field, errors in exc.error_dict.items()}
+    return {"__all__": " ".join(exc.messages)}
+
+
+def application_create(*, slug: str, name: str = "", **settings_fields) -> Application:
+    application = Application(slug=slug, name=name or slug, **settings_fields)
+    try:
+        application.full_clean(validate_unique=False)
+    except ValidationError as exc:
+        fields = _validation_fields(exc)
+        raise InvalidInput("; ".join(f"{k}: {v}" for k, v in fields.items()), fields=fields) from exc
+    try:
+        with transaction.atomic():
+            application.save()
+    except IntegrityError as exc:
+        raise Conflict(f"An application with slug {slug!r} already exists.", code="duplicate") from exc
+    return application
+
+
+def membership_set(*, application: Application, user: AbstractBaseUser, role: str) -> Membership:
+    """Add `user` to `application` with `role`, or change the role of an existing member."""
+    if role not in Role.values:
+        raise InvalidInput(
+            f"Unknown role {role!r}; use one of {', '.join(Role.values)}.", fields={"role": "invalid"}
+        )
+    with transaction.atomic():
+        membership, _ = Membership.objects.update_or_create(
+            user=user, application=application, defaults={"role": role}
+        )
+    return membership
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: ApiToken
+    secret: str  # shown once, never stored
+
+
+def token_issue(
+    *,
+    name: str,
+    application: Application | None = None,
+    user: AbstractBaseUser | None = None,
+    created_by: AbstractBaseUser | None = None,
+) -> IssuedToken:
+    """Issue an application token (`application=`) or a personal token (`user=`)."""
+    if (application is None) == (user is None):
+        raise InvalidInput("Give exactly one owner: an application or a user.")
+    if not name.strip():
+        raise InvalidInput("A token needs a name.", fields={"name": "required"})
+    kind = TokenKind.APPLICATION if application is not None else TokenKind.PERSONAL
+    secret = token_generate(kind)
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            kind=kind,
+            name=name.strip(),
+            application=application,
+            user=user,
+            prefix=token_display_prefix(secret),
+            digest=token_digest(secret),
+            created_by=created_by,
+        )
+    return IssuedToken(token=token, secret=secret)
+
+
+def token_revoke(*, token: ApiToken) -> ApiToken:
+    with transaction.atomic():
+        ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    token.refresh_from_db()
+    return token
+
+
+def token_authenticate(*, secret: str) -> ApiToken | None:
+    """The active token with this secret, or None (unknown or revoked)."""
+    if not secret or len(secret) > 200:
+        return None
+    token = (
+        ApiToken.objects.select_related("application", "user")
+        .filter(digest=token_digest(secret), revoked_at__isnull=True)
+        .first()
+    )
+    if token is None:
+        return None
+    if token.user_id is not None and not token.user.is_active:
+        return None
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+    return token
+
+
+def user_get_by_username(*, username: str) -> AbstractBaseUser:
+    User = get_user_model()
+    try:
+        return User.objects.get(username=username)
+    except User.DoesNotExist as exc:
+        raise NotFound(f"Unknown user {username!r}.") from exc

@@ -1,0 +1,57 @@
+import pytest
+
+from consoles.services import token_issue, token_revoke
+from consoles.testing import bearer
+from consoles.tests.factories import personal_token
+
+pytestmark = pytest.mark.django_db
+
+
+def test_openapi_schema_is_served(client):
+    response = client.get("/api/openapi.json")
+    assert response.status_code == 200
+    assert response.json()["info"]["title"] == "Curator console API"
+
+
+def test_docs_page_loads_nothing_from_a_cdn(client):
+    response = client.get("/api/docs")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "swagger-ui-bundle.js" in html and "cdn" not in html.lower()
+
+
+def test_application_token_identifies_its_application(client, application, app_token):
+    response = client.get("/api/v1/me", **bearer(app_token))
+    assert response.status_code == 200
+    assert response.json()["applications"] == [{"slug": "acme", "role": "integration"}]
+
+
+def test_personal_token_carries_the_users_memberships(client, curator):
+    response = client.get("/api/v1/me", **bearer(personal_token(curator)))
+    assert response.json() == {
+        "kind": "personal",
+        "name": "cora",
+        "applications": [{"slug": "acme", "role": "curator"}],
+    }
+
+
+@pytest.mark.parametrize("header", [None, "Bearer cc_app_unknown", "Basic abc"])
+def test_missing_or_unknown_token_is_401_with_the_error_shape(client, header):
+    kwargs = {"HTTP_AUTHORIZATION": header} if header else {}
+    response = client.get("/api/v1/me", **kwargs)
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "unauthorized"
+    assert set(response.json()["error"]) == {"code", "message", "fields"}
+
+
+def test_revoked_token_is_401(client, application):
+    issued = token_issue(name="old", application=application)
+    token_revoke(token=issued.token)
+    assert client.get("/api/v1/me", **bearer(issued.secret)).status_code == 401
+
+
+def test_oversized_body_is_413(client, app_token, settings):
+    settings.API_MAX_BODY_BYTES = 100
+    response = client.post("/api/v1/me", data="x" * 200, content_type="application/json", **bearer(app_token))
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "too_large"

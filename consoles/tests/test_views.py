@@ -1,0 +1,69 @@
+from unittest import mock
+
+import pytest
+from django.db import OperationalError
+from django.urls import reverse
+
+from consoles.models import Role
+from consoles.tests.factories import ApplicationFactory, MembershipFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_login_then_logout(client, curator):
+    response = client.post(reverse("login"), {"username": "cora", "password": "pw-for-tests-1"})
+    assert response.status_code == 302
+    assert client.get(reverse("application_home", args=["acme"])).status_code == 200
+    client.post(reverse("logout"))
+    assert client.get(reverse("application_home", args=["acme"])).status_code == 302
+
+
+def test_login_with_a_wrong_password_shows_an_error(client, curator):
+    response = client.post(reverse("login"), {"username": "cora", "password": "nope"})
+    assert response.status_code == 200
+    assert b"Please enter a correct username and password" in response.content
+
+
+def test_home_goes_straight_to_the_only_application(client, curator):
+    client.force_login(curator)
+    response = client.get(reverse("home"))
+    assert response.status_code == 302 and response.url == "/a/acme/"
+
+
+def test_switcher_lists_only_the_users_applications(client, curator):
+    other = ApplicationFactory(slug="secret-app", name="Secret app")
+    mine = ApplicationFactory(slug="second", name="Second app")
+    MembershipFactory(user=curator, application=mine, role=Role.VIEWER)
+    client.force_login(curator)
+    html = client.get(reverse("home")).content.decode()
+    assert "Second app" in html and "Acme" in html
+    assert other.name not in html
+
+
+def test_pages_carry_csp_with_a_nonce_and_the_csrf_header_for_htmx(client, curator):
+    client.force_login(curator)
+    response = client.get(reverse("application_home", args=["acme"]))
+    csp = response.headers["Content-Security-Policy"]
+    nonce = csp.split("'nonce-")[1].split("'")[0]
+    html = response.content.decode()
+    assert f'nonce="{nonce}"' in html
+    assert "X-CSRFToken" in html and "hx-headers" in html
+    assert "/static/consoles/htmx.min.js" in html
+    assert "https://" not in html.split("<body")[0]  # nothing from a CDN
+
+
+def test_healthz_reports_the_database(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.json()["database"] == "ok"
+
+
+def test_healthz_is_503_when_the_database_is_unreachable(client):
+    with mock.patch("consoles.views.connection.cursor", side_effect=OperationalError("down")):
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+
+
+def test_vendored_htmx_is_served(client):
+    response = client.get("/static/consoles/htmx.min.js")
+    assert response.status_code == 200

@@ -1,0 +1,32 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from adjudication.api import router as adjudication_router
+from feedback.api import router as feedback_router
+from sampling.api import router as sampling_router
+from teaching.api import router as teaching_router
+
+from . import views
+from .api import api
+
+# Each domain app's API router is mounted here: project wiring, not domain logic.
+
+api.add_router("/v1", feedback_router)
+api.add_router("/v1", adjudication_router)
+api.add_router("/v1", sampling_router)
+api.add_router("/v1", teaching_router)
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("api/", api.urls),
+    path("a/<slug:app_slug>/", views.application_home, name="application_home"),
+    path("a/<slug:app_slug>/flags/", include("feedback.urls")),
+    path("a/<slug:app_slug>/cases/", include("adjudication.urls")),
+    path("a/<slug:app_slug>/sampling/", include("sampling.urls")),
+    path("a/<slug:app_slug>/teaching/", include("teaching.urls")),
+]

@@ -1,0 +1,1 @@
+"""Models of the sampling app: fields, constraints and indexes; no business logic."""

@@ -1,0 +1,1 @@
+"""tables of the sampling app."""

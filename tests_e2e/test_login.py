@@ -1,0 +1,45 @@
+from playwright.sync_api import expect
+
+from .conftest import login
+
+
+def test_log_in_switch_application_and_log_out(page, two_apps):
+    login(page, "cora")
+    expect(page.get_by_role("heading", name="Your applications")).to_be_visible()
+    expect(page.get_by_role("link", name="Initech secret")).to_have_count(0)
+
+    page.get_by_role("main").get_by_role("link", name="Acme assistant").click()
+    expect(page.get_by_role("heading", name="Acme assistant")).to_be_visible()
+
+    switcher = page.get_by_test_id("app-switcher")
+    switcher.locator("summary").click()
+    expect(switcher.get_by_role("link")).to_have_count(2)
+    switcher.get_by_role("link", name="Globex verifier").click()
+    expect(page.get_by_role("heading", name="Globex verifier")).to_be_visible()
+    assert page.url.endswith("/a/globex/")
+
+    page.get_by_role("button", name="Log out").click()
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    page.goto("/a/acme/")
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+
+
+def test_wrong_password_shows_an_error(page, two_apps):
+    login(page, "cora", "wrong")
+    expect(page.get_by_role("alert")).to_contain_text("correct username and password")
+
+
+def test_the_console_is_keyboard_reachable(page, two_apps):
+    login(page, "cora")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
+
+
+def test_no_csp_violations_on_the_pages(page, two_apps):
+    violations = []
+    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
+    login(page, "cora")
+    page.goto("/a/acme/")
+    page.wait_for_load_state("networkidle")
+    assert page.evaluate("typeof window.htmx") == "object"
+    assert violations == []
