@@ -1,1 +1,143 @@
-"""selectors of the teaching app."""
+"""Reads of the teaching app; every one takes the application explicitly."""
+
+import json
+from collections.abc import Iterator
+
+from django.db.models import Count, QuerySet
+
+from consoles.errors import NotFound
+from consoles.models import Application
+
+from .domain import Chain, EvalCaseFacts
+from .models import (
+    Candidate,
+    CorpusEntry,
+    EvalCase,
+    Proposal,
+    ProposalEvent,
+    ProposalState,
+)
+
+
+def candidate_list(*, application: Application) -> QuerySet[Candidate]:
+    return Candidate.objects.filter(application=application).order_by("-created_at", "-id")
+
+
+def candidate_get(*, application: Application, candidate_id: str) -> Candidate:
+    candidate = Candidate.objects.filter(application=application, candidate_id=candidate_id).first()
+    if candidate is None:
+        raise NotFound(f"No candidate {candidate_id!r}.", fields={"candidate_id": "unknown"})
+    return candidate
+
+
+def proposal_list(*, application: Application, state: str | None = None) -> QuerySet[Proposal]:
+    qs = Proposal.objects.filter(application=application)
+    if state:
+        qs = qs.filter(state=state)
+    return qs.select_related("candidate", "decision__operator").order_by("-created_at", "-id")
+
+
+def proposal_get(*, application: Application, proposal_id: str) -> Proposal:
+    proposal = (
+        Proposal.objects.filter(application=application, proposal_id=proposal_id)
+        .select_related("candidate", "decision__operator", "actor_user", "actor_token")
+        .first()
+    )
+    if proposal is None:
+        raise NotFound(f"No proposal {proposal_id!r}.", fields={"proposal_id": "unknown"})
+    return proposal
+
+
+def proposal_counts(*, application: Application) -> dict[str, int]:
+    rows = (
+        Proposal.objects.filter(application=application)
+        .values("state")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts = {state: 0 for state in ProposalState.values}
+    counts.update({row["state"]: row["n"] for row in rows})
+    return counts
+
+
+def proposal_pending_count(*, application: Application) -> int:
+    return Proposal.objects.filter(application=application, state=ProposalState.PENDING).count()
+
+
+def proposal_event_list(*, application: Application, proposal: Proposal | None = None) -> QuerySet[ProposalEvent]:
+    qs = ProposalEvent.objects.filter(application=application)
+    if proposal is not None:
+        qs = qs.filter(proposal=proposal)
+    return qs.select_related("actor_user", "actor_token", "proposal").order_by("id")
+
+
+def corpus_list(*, application: Application) -> QuerySet[CorpusEntry]:
+    """Every entry, retired ones included, with what retired them."""
+    return (
+        CorpusEntry.objects.filter(application=application)
+        .select_related("operator", "proposal", "decision", "supersession__superseded_by", "supersession__operator")
+        .order_by("id")
+    )
+
+
+def corpus_active(*, application: Application) -> QuerySet[CorpusEntry]:
+    """The active corpus: entries no supersession has retired."""
+    return (
+        CorpusEntry.objects.filter(application=application, supersession__isnull=True)
+        .select_related("operator", "proposal", "decision")
+        .order_by("id")
+    )
+
+
+def corpus_active_chains(*, application: Application) -> tuple[Chain, ...]:
+    """An immutable in-memory snapshot of the active corpus, for the eval lanes."""
+    rows = corpus_active(application=application).values_list("subject", "intent", "connective", "object", "polarity")
+    return tuple(Chain(*row) for row in rows)
+
+
+def corpus_entry_get(*, application: Application, entry_id: int) -> CorpusEntry:
+    entry = CorpusEntry.objects.filter(application=application, pk=entry_id).select_related("supersession").first()
+    if entry is None:
+        raise NotFound(f"No corpus entry {entry_id}.", fields={"entry": "unknown"})
+    return entry
+
+
+def corpus_entry_record(entry: CorpusEntry) -> dict:
+    """One active-corpus line: the chain and its typed provenance."""
+    return {
+        "id": entry.pk,
+        "subject": entry.subject,
+        "intent": entry.intent,
+        "connective": entry.connective,
+        "object": entry.object,
+        "polarity": entry.polarity,
+        "claim_domain": entry.claim_domain,
+        "provenance": {
+            "source": entry.source,
+            "adr_id": entry.adr_id or None,
+            "proposal_id": entry.proposal.proposal_id if entry.proposal_id else None,
+            "decision": entry.decision.decision if entry.decision_id else None,
+            "operator": entry.operator.get_username() if entry.operator_id else None,
+            "review_date": entry.review_date.isoformat() if entry.review_date else None,
+        },
+    }
+
+
+def corpus_active_jsonl(*, application: Application) -> Iterator[str]:
+    """The active corpus as JSONL lines (sorted keys, so the bytes are reproducible)."""
+    for entry in corpus_active(application=application).iterator(chunk_size=2000):
+        yield json.dumps(corpus_entry_record(entry), sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def eval_case_list(*, application: Application, split: str | None = None) -> QuerySet[EvalCase]:
+    qs = EvalCase.objects.filter(application=application)
+    if split:
+        qs = qs.filter(split=split)
+    return qs.order_by("split", "case_id")
+
+
+def eval_case_facts(*, application: Application) -> tuple[EvalCaseFacts, ...]:
+    rows = eval_case_list(application=application).values_list(
+        "case_id", "split", "subject", "intent", "expected_object", "expected_polarity"
+    )
+    return tuple(EvalCaseFacts(*row) for row in rows)
