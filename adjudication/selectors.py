@@ -1,1 +1,208 @@
-"""selectors of the adjudication app."""
+"""Reads of the adjudication app; every one takes the application explicitly."""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from consoles.errors import NotFound
+from consoles.models import Application
+
+from .agreement import Agreement, LabelEvent, agreement
+from .evidence import EvidenceRecord
+from .models import Case, CaseLabel, Evidence, GoldLabelRevision, QueueEntry, QueueState
+
+
+def _record(row: Evidence) -> EvidenceRecord:
+    return EvidenceRecord(
+        evidence_id=row.evidence_id,
+        relation=row.relation,
+        trust_class=row.trust_class,
+        source_event_id=row.source_event_id or None,
+        correlation_group=row.correlation_group or None,
+        derived_from=tuple(row.derived_from or ()),
+        sensor=row.sensor,
+        observed_at=row.observed_at,
+    )
+
+
+def _current_gold() -> Subquery:
+    return Subquery(
+        GoldLabelRevision.objects.filter(case=OuterRef("pk")).order_by("-revision").values("label")[:1]
+    )
+
+
+def case_list(
+    *,
+    application: Application,
+    q: str = "",
+    status: str = "",
+    strategy: str = "",
+) -> QuerySet[Case]:
+    """Cases of the application, newest first, with label count, current gold
+    label and whether an open queue entry exists (one query, no N+1)."""
+    label_count = Subquery(
+        CaseLabel.objects.filter(case=OuterRef("pk"))
+        .order_by()
+        .values("case")
+        .annotate(n=Count("id"))
+        .values("n")[:1],
+        output_field=IntegerField(),
+    )
+    qs = Case.objects.filter(application=application).annotate(
+        label_count=Coalesce(label_count, Value(0)),
+        gold_label=_current_gold(),
+        queued=Exists(QueueEntry.objects.filter(case=OuterRef("pk"), state=QueueState.OPEN)),
+    )
+    if q:
+        qs = qs.filter(Q(case_id__icontains=q) | Q(claim_subject__icontains=q) | Q(claim_text__icontains=q))
+    if strategy:
+        # JSON list membership, portable across SQLite and PostgreSQL.
+        qs = qs.filter(mined_by__icontains=f'"{strategy}"')
+    if status == "unlabelled":
+        qs = qs.filter(label_count=0)
+    elif status == "one_label":
+        qs = qs.filter(label_count=1)
+    elif status == "double":
+        qs = qs.filter(label_count__gte=2)
+    elif status == "gold":
+        qs = qs.filter(gold_label__isnull=False)
+    elif status == "queued":
+        qs = qs.filter(queued=True)
+    return qs.order_by("-created_at", "-id")
+
+
+def case_get(*, application: Application, pk: int) -> Case:
+    case = Case.objects.filter(application=application, pk=pk).first()
+    if case is None:
+        raise NotFound("No such case.")
+    return case
+
+
+def case_get_by_case_id(*, application: Application, case_id: str) -> Case:
+    case = Case.objects.filter(application=application, case_id=case_id).first()
+    if case is None:
+        raise NotFound("No such case.")
+    return case
+
+
+def case_evidence(*, case: Case) -> list[Evidence]:
+    return list(Evidence.objects.filter(case=case).order_by("position"))
+
+
+def evidence_records(rows: list[Evidence]) -> list[EvidenceRecord]:
+    return [_record(row) for row in rows]
+
+
+def case_evidence_records(*, application: Application) -> dict[int, list[EvidenceRecord]]:
+    """Every case's evidence as EvidenceRecords, in one query for the application.
+    Cases without evidence map to an empty list (their gap is no_evidence_at_all)."""
+    result: dict[int, list[EvidenceRecord]] = {
+        pk: [] for pk in Case.objects.filter(application=application).values_list("pk", flat=True)
+    }
+    rows = Evidence.objects.filter(case__application=application).order_by("case_id", "position")
+    for row in rows.iterator(chunk_size=2000):
+        result.setdefault(row.case_id, []).append(_record(row))
+    return result
+
+
+def gold_labels_current(*, application: Application) -> dict[int, str]:
+    """case pk -> current gold label (its newest revision), for cases that have one."""
+    newer = GoldLabelRevision.objects.filter(case=OuterRef("case"), revision__gt=OuterRef("revision"))
+    rows = (
+        GoldLabelRevision.objects.filter(application=application)
+        .exclude(Exists(newer))
+        .values_list("case_id", "label")
+    )
+    return dict(rows)
+
+
+def gold_history(*, case: Case) -> QuerySet[GoldLabelRevision]:
+    return (
+        GoldLabelRevision.objects.filter(case=case)
+        .select_related("promoted_by", "based_on__reviewer")
+        .order_by("-revision")
+    )
+
+
+@dataclass(frozen=True)
+class LabelsView:
+    """What a user may see of a case's labels. Until they have labelled the case
+    themselves (or it has a gold label), other curators' labels stay hidden, so
+    double review is independent."""
+
+    own: CaseLabel | None
+    others: list[CaseLabel]
+    hidden_count: int  # labels by others that exist but are not shown
+
+    @property
+    def revealed(self) -> bool:
+        return self.hidden_count == 0
+
+
+def case_labels_for(*, case: Case, user: AbstractBaseUser) -> LabelsView:
+    labels = list(CaseLabel.objects.filter(case=case).select_related("reviewer").order_by("created_at", "id"))
+    own = next((lab for lab in labels if lab.reviewer_id == user.pk), None)
+    others = [lab for lab in labels if lab.reviewer_id != user.pk]
+    if own is not None or GoldLabelRevision.objects.filter(case=case).exists():
+        return LabelsView(own=own, others=others, hidden_count=0)
+    return LabelsView(own=None, others=[], hidden_count=len(others))
+
+
+def queue_open_list(*, application: Application) -> QuerySet[QueueEntry]:
+    return (
+        QueueEntry.objects.filter(application=application, state=QueueState.OPEN)
+        .select_related("case", "claimed_by")
+        .annotate(label_count=Count("case__labels", distinct=True))
+        .order_by("created_at", "id")
+    )
+
+
+def queue_entry_get(*, application: Application, pk: int) -> QueueEntry:
+    entry = QueueEntry.objects.filter(application=application, pk=pk).select_related("case").first()
+    if entry is None:
+        raise NotFound("No such queue entry.")
+    return entry
+
+
+def queue_open_for_case(*, case: Case) -> QueueEntry | None:
+    return QueueEntry.objects.filter(case=case, state=QueueState.OPEN).select_related("claimed_by").first()
+
+
+def queue_open_count(*, application: Application) -> int:
+    return QueueEntry.objects.filter(application=application, state=QueueState.OPEN).count()
+
+
+def queue_unclaimed_count(*, application: Application) -> int:
+    now = timezone.now()
+    return (
+        QueueEntry.objects.filter(application=application, state=QueueState.OPEN)
+        .filter(Q(claimed_by__isnull=True) | Q(claim_expires_at__lte=now))
+        .count()
+    )
+
+
+def cases_needing_second_label_count(*, application: Application) -> int:
+    return (
+        CaseLabel.objects.filter(application=application)
+        .values("case")
+        .annotate(n=Count("id"))
+        .filter(n=1)
+        .count()
+    )
+
+
+def label_events(*, application: Application) -> list[LabelEvent]:
+    """Every label of the application, for agreement (one query)."""
+    rows = (
+        CaseLabel.objects.filter(application=application)
+        .order_by("created_at", "id")
+        .values_list("case_id", "reviewer__username", "label", "created_at", "id")
+    )
+    return [LabelEvent(case=c, reviewer=u, label=lab, order=(t, i)) for c, u, lab, t, i in rows]
+
+
+def application_agreement(*, application: Application) -> Agreement:
+    return agreement(label_events(application=application), labels=application.case_labels)

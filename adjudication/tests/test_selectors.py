@@ -1,0 +1,80 @@
+import pytest
+
+from adjudication.evidence import EvidenceRecord
+from adjudication.schemas import CaseIn
+from adjudication.selectors import (
+    application_agreement,
+    case_evidence_records,
+    case_labels_for,
+    case_list,
+    cases_needing_second_label_count,
+    gold_labels_current,
+)
+from adjudication.services import case_import, gold_promote, label_submit
+from consoles.tests.factories import ApplicationFactory
+
+from .factories import CaseFactory, CaseLabelFactory, case_payload
+
+pytestmark = pytest.mark.django_db
+
+
+def _case(application, case_id, **kw):
+    return case_import(application=application, data=CaseIn.model_validate(case_payload(case_id, **kw)), actor=None).case
+
+
+def test_case_evidence_records_for_the_whole_application_in_two_queries(application, django_assert_num_queries):
+    cases = [_case(application, f"c{i}") for i in range(5)]
+    empty = _case(application, "empty", evidence=[])
+    _case(ApplicationFactory(slug="other"), "c0")
+    with django_assert_num_queries(2):
+        records = case_evidence_records(application=application)
+    assert set(records) == {c.pk for c in cases} | {empty.pk}
+    assert records[empty.pk] == []
+    first = records[cases[0].pk]
+    assert [r.evidence_id for r in first] == ["e1", "e2", "e3"]
+    assert isinstance(first[0], EvidenceRecord) and first[0].source_event_id == "evt-1"
+    assert first[0].correlation_group is None  # "" in the table is unknown, not a shared group
+
+
+def test_gold_labels_current_is_the_newest_revision(application, curator, curator2):
+    case = _case(application, "c1")
+    other = _case(application, "c2")
+    a = label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
+    b = label_submit(application=application, case=case, reviewer=curator2, label="contradicted", rationale="r")
+    gold_promote(application=application, case=case, label=a, adjudicator=curator)
+    gold_promote(application=application, case=case, label=b, adjudicator=curator)
+    assert gold_labels_current(application=application) == {case.pk: "contradicted"}
+    assert other.pk not in gold_labels_current(application=application)
+
+
+def test_other_curators_labels_are_hidden_until_you_submit_your_own(application, curator, curator2):
+    case = _case(application, "c1")
+    label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="mine")
+    before = case_labels_for(case=case, user=curator2)
+    assert before.own is None and before.others == [] and before.hidden_count == 1
+    label_submit(application=application, case=case, reviewer=curator2, label="unreliable", rationale="theirs")
+    after = case_labels_for(case=case, user=curator2)
+    assert after.own.label == "unreliable" and [x.label for x in after.others] == ["reliable"]
+
+
+def test_case_list_annotations_and_filters(application, curator, curator2, django_assert_max_num_queries):
+    one = _case(application, "one", mined_by=["high_uncertainty"])
+    two = _case(application, "two")
+    label_submit(application=application, case=one, reviewer=curator, label="reliable", rationale="r")
+    label_submit(application=application, case=two, reviewer=curator, label="reliable", rationale="r")
+    label_submit(application=application, case=two, reviewer=curator2, label="reliable", rationale="r")
+    with django_assert_max_num_queries(1):
+        rows = {c.case_id: c for c in case_list(application=application)}
+    assert rows["one"].label_count == 1 and rows["two"].label_count == 2
+    assert [c.case_id for c in case_list(application=application, status="one_label")] == ["one"]
+    assert [c.case_id for c in case_list(application=application, strategy="high_uncertainty")] == ["one"]
+    assert cases_needing_second_label_count(application=application) == 1
+
+
+def test_application_agreement_counts_double_labelled_cases(application):
+    for _ in range(3):
+        case = CaseFactory(application=application)
+        CaseLabelFactory(case=case, reviewer__username="ann")
+        CaseLabelFactory(case=case, reviewer__username="ben")
+    result = application_agreement(application=application)
+    assert result.n == 3 and not result.enough and result.gate_message == "not enough data (3/20)"
