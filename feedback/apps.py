@@ -1,5 +1,46 @@
 from django.apps import AppConfig
 
+# Home-card counts stop here: the card says "N+" rather than counting a huge table.
+COUNT_CAP = 10_000
+
 
 class FeedbackConfig(AppConfig):
     name = "feedback"
+
+    def ready(self) -> None:
+        from consoles.extensions import register_demo_loader, register_home_cards
+
+        from .demo import load_demo_flags
+
+        register_home_cards(_home_cards, order=10)
+        register_demo_loader(load_demo_flags, order=10)
+
+
+def _home_cards(application) -> list:
+    from django.urls import reverse
+
+    from consoles.extensions import HomeCard
+
+    from .selectors import pending_flag_count, unlabelled_capture_count
+
+    queue = reverse("feedback:queue", args=[application.slug])
+    pending = pending_flag_count(application=application, cap=COUNT_CAP)
+    cards = [
+        HomeCard(
+            title="Pending flags",
+            count=pending,
+            caption=("at least " if pending >= COUNT_CAP else "") + "flags from users and operators to triage",
+            url=f"{queue}?status=pending",
+        )
+    ]
+    if application.capture_enabled:
+        captures = unlabelled_capture_count(application=application, cap=COUNT_CAP)
+        cards.append(
+            HomeCard(
+                title="Unlabelled captures",
+                count=captures,
+                caption="low-confidence or refused answers to label",
+                url=f"{queue}?status=pending&author_kind=agent",
+            )
+        )
+    return cards

@@ -1,1 +1,376 @@
-"""Models of the feedback app: fields, constraints and indexes; no business logic."""
+"""Models of the feedback app: fields, constraints and indexes; no business logic.
+
+A `Flag` is a signal on one live message: a user's flag posted by an
+integration, an operator's flag, or an automated capture of the runtime's own
+low-confidence / refused answer. Curators review flags; every decision is a
+`FlagReview` row whose reviewer is a NOT NULL foreign key to the user table
+(only a human can be stored there: application tokens live in another table),
+and every transition is an append-only `FlagEvent`.
+
+The feedback app never produces adjudication labels; it only records signals
+and their review.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from consoles.models import ApiToken, Application
+
+PUBLIC_ID_PREFIX = "fb_"
+PUBLIC_ID_REGEX = r"^fb_[0-9a-f]{16}$"
+
+
+class Region(models.TextChoices):
+    PROMPT = "prompt", "Prompt (a user message)"
+    ANSWER = "answer", "Answer (an assistant message)"
+
+
+class FlagStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    # Captures are labelled with the application's label set, never approved
+    # with an axis/verdict: the two kinds of ground truth stay apart.
+    LABELLED = "labelled", "Labelled"
+    # A pending capture dropped at the application's capacity (seed 003); the
+    # row stays, without its text, so the drop is auditable.
+    DROPPED = "dropped", "Dropped"
+
+
+class Verdict(models.TextChoices):
+    FALSE_NEGATIVE = "false_negative", "False negative (a miss)"
+    FALSE_POSITIVE = "false_positive", "False positive (an over-flag)"
+
+
+class AuthorKind(models.TextChoices):
+    END_USER = "end_user", "End user (via the integration)"
+    OPERATOR = "operator", "Operator"
+    AGENT = "agent", "Automated agent"
+
+
+class CaptureReason(models.TextChoices):
+    LOW_CONFIDENCE = "low_confidence", "Low confidence"
+    REFUSED = "refused", "Refused"
+
+
+class ActorKind(models.TextChoices):
+    USER = "user", "Human user"
+    TOKEN = "token", "Application token"
+    SYSTEM = "system", "The system"
+
+
+class Flag(models.Model):
+    public_id = models.CharField(max_length=19, unique=True, editable=False)
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="flags")
+    region = models.CharField(max_length=8, choices=Region.choices)
+    # Blank only for captures, which the runtime posts without a user's problem.
+    problem = models.CharField(max_length=64, blank=True)
+    suggested_axis = models.CharField(max_length=64, blank=True)
+    # The current axis: the suggested one until a curator decides, then the
+    # curator's (final once approved). Filters and the export use this column.
+    axis = models.CharField(max_length=64, blank=True)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
+    status = models.CharField(max_length=10, choices=FlagStatus.choices, default=FlagStatus.PENDING)
+
+    prompt = models.TextField(blank=True)
+    context = models.TextField(blank=True)
+    answer = models.TextField(blank=True)
+    detector_scores = models.JSONField(default=dict, blank=True)
+    note = models.TextField(blank=True)
+    message_id = models.CharField(max_length=200)
+    session_id = models.CharField(max_length=200, blank=True)
+    end_user_ref = models.CharField(max_length=200, blank=True)
+
+    author_kind = models.CharField(max_length=10, choices=AuthorKind.choices)
+    author_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
+    author_token = models.ForeignKey(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    capture_reason = models.CharField(max_length=16, choices=CaptureReason.choices, blank=True)
+    capture_label = models.CharField(max_length=64, blank=True)
+
+    # Contrastive twin (optional, set at review time).
+    twin_prompt = models.TextField(blank=True)
+    twin_answer = models.TextField(blank=True)
+    weight = models.FloatField(null=True, blank=True)
+    attack_family = models.CharField(max_length=100, blank=True)
+    review_note = models.TextField(blank=True)
+
+    # Optimistic concurrency: every write bumps it; a decision names the version it saw.
+    version = models.PositiveIntegerField(default=1)
+
+    # Soft claim while a curator has the flag open, so "next" skips it for others.
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    claimed_until = models.DateTimeField(null=True, blank=True)
+
+    created_at = models.DateTimeField()
+    # Set by every service write (not auto_now: bulk updates must set it too);
+    # exports pick up changes since their last run with it.
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(public_id__regex=PUBLIC_ID_REGEX),
+                name="%(app_label)s_%(class)s_public_id_format",
+                violation_error_code="public_id_format",
+            ),
+            models.CheckConstraint(
+                condition=Q(region__in=Region.values),
+                name="%(app_label)s_%(class)s_region_valid",
+                violation_error_code="region_invalid",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=FlagStatus.values),
+                name="%(app_label)s_%(class)s_status_valid",
+                violation_error_code="status_invalid",
+            ),
+            models.CheckConstraint(
+                condition=Q(verdict__in=["", *Verdict.values]),
+                name="%(app_label)s_%(class)s_verdict_valid",
+                violation_error_code="verdict_invalid",
+            ),
+            models.CheckConstraint(
+                condition=Q(capture_reason__in=["", *CaptureReason.values]),
+                name="%(app_label)s_%(class)s_capture_reason_valid",
+                violation_error_code="capture_reason_invalid",
+            ),
+            # Who flagged: an operator is a human user; an end user (through the
+            # integration) and an automated agent came in with an application token.
+            models.CheckConstraint(
+                condition=(
+                    Q(author_kind=AuthorKind.OPERATOR, author_user__isnull=False, author_token__isnull=True)
+                    | Q(author_kind__in=[AuthorKind.END_USER, AuthorKind.AGENT], author_user__isnull=True)
+                ),
+                name="%(app_label)s_%(class)s_author_matches_kind",
+                violation_error_code="author_mismatch",
+            ),
+            # Captures are exactly the agent-authored rows.
+            models.CheckConstraint(
+                condition=(
+                    Q(author_kind=AuthorKind.AGENT) & ~Q(capture_reason="")
+                    | ~Q(author_kind=AuthorKind.AGENT) & Q(capture_reason="")
+                ),
+                name="%(app_label)s_%(class)s_capture_is_agent",
+                violation_error_code="capture_author",
+            ),
+            # A user's flag needs a problem; only captures may come without one.
+            models.CheckConstraint(
+                condition=~Q(problem="") | ~Q(capture_reason=""),
+                name="%(app_label)s_%(class)s_problem_required",
+                violation_error_code="problem_required",
+            ),
+            # An approved flag has its final axis and verdict; captures are never approved.
+            models.CheckConstraint(
+                condition=~Q(status=FlagStatus.APPROVED)
+                | (~Q(axis="") & ~Q(verdict="") & Q(capture_reason="")),
+                name="%(app_label)s_%(class)s_approved_has_axis_and_verdict",
+                violation_error_code="approved_incomplete",
+            ),
+            # Labels belong to captures only, and a labelled capture has one.
+            models.CheckConstraint(
+                condition=Q(capture_label="") | ~Q(capture_reason=""),
+                name="%(app_label)s_%(class)s_label_only_on_captures",
+                violation_error_code="label_on_flag",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=FlagStatus.LABELLED) | ~Q(capture_label=""),
+                name="%(app_label)s_%(class)s_labelled_has_label",
+                violation_error_code="labelled_without_label",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status=FlagStatus.DROPPED) | ~Q(capture_reason=""),
+                name="%(app_label)s_%(class)s_only_captures_dropped",
+                violation_error_code="dropped_user_flag",
+            ),
+            models.CheckConstraint(
+                condition=Q(weight__isnull=True) | Q(weight__gte=0, weight__lte=1),
+                name="%(app_label)s_%(class)s_weight_range",
+                violation_error_code="weight_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(version__gte=1),
+                name="%(app_label)s_%(class)s_version_positive",
+                violation_error_code="version_positive",
+            ),
+            models.CheckConstraint(
+                condition=~Q(message_id=""),
+                name="%(app_label)s_%(class)s_message_id_required",
+                violation_error_code="message_id_required",
+            ),
+            # Posting the same message and region again finds the existing flag.
+            # User flags and captures of one message are separate signals.
+            models.UniqueConstraint(
+                fields=["application", "message_id", "region"],
+                condition=Q(capture_reason=""),
+                name="%(app_label)s_%(class)s_one_flag_per_message_region",
+                violation_error_code="duplicate_flag",
+            ),
+            models.UniqueConstraint(
+                fields=["application", "message_id", "region"],
+                condition=~Q(capture_reason=""),
+                name="%(app_label)s_%(class)s_one_capture_per_message_region",
+                violation_error_code="duplicate_capture",
+            ),
+        ]
+        # The queue pages by keyset on (created_at, id) under each filter, so
+        # each filter has an index ending in that order: no scan, no COUNT(*).
+        indexes = [
+            models.Index(fields=["application", "created_at", "id"], name="fb_flag_app_created"),
+            models.Index(fields=["application", "status", "created_at", "id"], name="fb_flag_status_created"),
+            models.Index(
+                fields=["application", "status", "axis", "created_at", "id"], name="fb_flag_status_axis"
+            ),
+            models.Index(
+                fields=["application", "status", "problem", "created_at", "id"], name="fb_flag_status_problem"
+            ),
+            models.Index(
+                fields=["application", "status", "author_kind", "created_at", "id"],
+                name="fb_flag_status_author",
+            ),
+            models.Index(
+                fields=["application", "status", "region", "created_at", "id"], name="fb_flag_status_region"
+            ),
+            models.Index(fields=["application", "axis", "created_at", "id"], name="fb_flag_axis_created"),
+            models.Index(fields=["application", "problem", "created_at", "id"], name="fb_flag_problem_created"),
+            models.Index(
+                fields=["application", "author_kind", "created_at", "id"], name="fb_flag_author_created"
+            ),
+            models.Index(fields=["application", "region", "created_at", "id"], name="fb_flag_region_created"),
+            models.Index(fields=["application", "updated_at", "id"], name="fb_flag_app_updated"),
+            models.Index(fields=["updated_at"], name="fb_flag_updated"),
+        ]
+
+    def __str__(self) -> str:
+        return self.public_id
+
+    @property
+    def is_capture(self) -> bool:
+        return bool(self.capture_reason)
+
+
+class FlagReview(models.Model):
+    """One human decision on a flag (approve, reject, re-open, label).
+
+    `reviewer` is a NOT NULL foreign key to the user table: an application
+    token or an agent cannot be stored here, by the shape of the schema.
+    """
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
+    flag = models.ForeignKey(Flag, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.RESTRICT, related_name="+")
+    from_status = models.CharField(max_length=10, choices=FlagStatus.choices)
+    to_status = models.CharField(max_length=10, choices=FlagStatus.choices)
+    axis = models.CharField(max_length=64, blank=True)
+    verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
+    capture_label = models.CharField(max_length=64, blank=True)
+    note = models.TextField(blank=True)
+    flag_version = models.PositiveIntegerField(help_text="The flag's version after this decision.")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(to_status__in=[s for s in FlagStatus.values if s != FlagStatus.DROPPED]),
+                name="%(app_label)s_%(class)s_to_status_valid",
+                violation_error_code="review_status_invalid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["flag", "created_at"], name="fb_review_flag"),
+            models.Index(fields=["application", "created_at"], name="fb_review_app_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.flag_id}: {self.from_status} → {self.to_status}"
+
+
+class EventAction(models.TextChoices):
+    CREATED = "created", "Created"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    REOPENED = "reopened", "Re-opened"
+    LABELLED = "labelled", "Labelled"
+    DROPPED = "dropped", "Dropped at capacity"
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    """Events are history: no bulk update or delete through the ORM.
+
+    Retention and erasure are the one exception, and they say so by calling
+    `erase()`; cascades from a deleted flag or application still apply.
+    """
+
+    def update(self, **kwargs):
+        raise TypeError("Flag events are append-only; they are never updated.")
+
+    def delete(self):
+        raise TypeError("Flag events are append-only; use erase() for retention or erasure only.")
+
+    def erase(self) -> int:
+        """Delete these events: only for retention purges and erasure requests."""
+        return super().delete()[0]
+
+
+class FlagEvent(models.Model):
+    """An append-only record of one transition: who, when, from, to, what."""
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
+    flag = models.ForeignKey(Flag, on_delete=models.CASCADE, related_name="events")
+    action = models.CharField(max_length=10, choices=EventAction.choices)
+    from_status = models.CharField(max_length=10, choices=FlagStatus.choices, blank=True)
+    to_status = models.CharField(max_length=10, choices=FlagStatus.choices)
+    actor_kind = models.CharField(max_length=6, choices=ActorKind.choices)
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
+    actor_token = models.ForeignKey(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # What changed, field -> [old, new] (or a short reason for system events).
+    changes = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField()
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(actor_kind=ActorKind.USER, actor_user__isnull=False, actor_token__isnull=True)
+                    | Q(actor_kind=ActorKind.TOKEN, actor_user__isnull=True)
+                    | Q(actor_kind=ActorKind.SYSTEM, actor_user__isnull=True, actor_token__isnull=True)
+                ),
+                name="%(app_label)s_%(class)s_actor_matches_kind",
+                violation_error_code="actor_mismatch",
+            ),
+            models.CheckConstraint(
+                condition=Q(action__in=EventAction.values),
+                name="%(app_label)s_%(class)s_action_valid",
+                violation_error_code="action_invalid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["flag", "created_at", "id"], name="fb_event_flag"),
+            models.Index(fields=["application", "created_at"], name="fb_event_app_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.flag_id}: {self.action} {self.from_status} → {self.to_status}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise TypeError("Flag events are append-only; an existing event cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise TypeError("Flag events are append-only; use FlagEvent.objects.filter(...).erase().")

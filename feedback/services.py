@@ -1,1 +1,453 @@
-"""services of the feedback app."""
+"""Writes of the feedback app. Each service is keyword-only, runs in one
+transaction, validates before writing and appends its FlagEvent (and, for a
+human decision, its FlagReview) in that same transaction.
+"""
+
+import hashlib
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
+from consoles.models import ApiToken, Application
+
+from .models import (
+    PUBLIC_ID_PREFIX,
+    ActorKind,
+    AuthorKind,
+    CaptureReason,
+    EventAction,
+    Flag,
+    FlagEvent,
+    FlagReview,
+    FlagStatus,
+    Region,
+    Verdict,
+)
+
+CLAIM_DURATION = timedelta(minutes=5)
+MAX_TEXT = 100_000  # characters per text field; the body limit caps the total anyway
+MAX_ID = 200
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is writing: a human user or an application token (never both)."""
+
+    user: AbstractBaseUser | None = None
+    token: ApiToken | None = None
+
+    def __post_init__(self) -> None:
+        if (self.user is None) == (self.token is None):
+            raise ValueError("An actor is a user or a token, exactly one.")
+
+    @property
+    def is_human(self) -> bool:
+        return self.user is not None
+
+
+@dataclass(frozen=True)
+class FlagSubmission:
+    flag: Flag
+    created: bool
+    dropped: list[str] = field(default_factory=list)  # public ids of captures dropped at capacity
+
+
+def flag_public_id(*, application: Application, message_id: str, region: str, capture: bool) -> str:
+    """`fb_` + 16 hex digits of a SHA-256 over what identifies the signal.
+
+    Derived from content (the application, the message, the region, and whether
+    it is a capture), so the same post always yields the same id, on any server.
+    """
+    kind = "capture" if capture else "flag"
+    digest = hashlib.sha256(
+        "\x1f".join([application.slug, kind, region, message_id]).encode()
+    ).hexdigest()
+    return PUBLIC_ID_PREFIX + digest[:16]
+
+
+def _event(
+    *,
+    flag: Flag,
+    action: str,
+    from_status: str,
+    to_status: str,
+    actor: Actor | None,
+    changes: dict[str, Any] | None = None,
+    at=None,
+) -> FlagEvent:
+    if actor is None:
+        kind, user, token = ActorKind.SYSTEM, None, None
+    elif actor.is_human:
+        kind, user, token = ActorKind.USER, actor.user, None
+    else:
+        kind, user, token = ActorKind.TOKEN, None, actor.token
+    return FlagEvent.objects.create(
+        application_id=flag.application_id,
+        flag=flag,
+        action=action,
+        from_status=from_status,
+        to_status=to_status,
+        actor_kind=kind,
+        actor_user=user,
+        actor_token=token,
+        changes=changes or {},
+        created_at=at or timezone.now(),
+    )
+
+
+def _text(value: Any, name: str, errors: dict[str, str], *, limit: int = MAX_TEXT) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        errors[name] = "Must be a string."
+        return ""
+    if len(value) > limit:
+        errors[name] = f"At most {limit} characters."
+    return value
+
+
+def _scores(value: Any, application: Application, errors: dict[str, str]) -> dict[str, float]:
+    if value in (None, ""):
+        return {}
+    if not isinstance(value, dict):
+        errors["detector_scores"] = "Give an object of axis -> number."
+        return {}
+    scores: dict[str, float] = {}
+    for axis, score in value.items():
+        if axis not in application.axes:
+            errors["detector_scores"] = f"Unknown axis {axis!r}; use one of {', '.join(application.axes)}."
+            return {}
+        if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
+            errors["detector_scores"] = f"The score of {axis!r} must be a finite number."
+            return {}
+        scores[axis] = float(score)
+    return scores
+
+
+def flag_submit(
+    *,
+    application: Application,
+    actor: Actor,
+    region: str,
+    message_id: str,
+    problem: str = "",
+    note: str = "",
+    prompt: str = "",
+    context: str = "",
+    answer: str = "",
+    detector_scores: dict[str, float] | None = None,
+    session_id: str = "",
+    end_user_ref: str = "",
+    capture_reason: str = "",
+    at: datetime | None = None,
+) -> FlagSubmission:
+    """Record a flag (or, with `capture_reason`, an automated capture).
+
+    Idempotent: the same (application, message_id, region) again returns the
+    existing row with `created=False` and writes nothing. A capture is accepted
+    only when the application opted in for that reason; at the application's
+    capacity the oldest pending capture is dropped (seed 003), never a user flag.
+    """
+    errors: dict[str, str] = {}
+    if region not in Region.values:
+        errors["region"] = f"Use one of {', '.join(Region.values)}."
+    message_id = _text(message_id, "message_id", errors, limit=MAX_ID).strip()
+    if not message_id and "message_id" not in errors:
+        errors["message_id"] = "Required."
+    session_id = _text(session_id, "session_id", errors, limit=MAX_ID)
+    end_user_ref = _text(end_user_ref, "end_user_ref", errors, limit=MAX_ID)
+    texts = {name: _text(value, name, errors) for name, value in
+             {"note": note, "prompt": prompt, "context": context, "answer": answer}.items()}
+    scores = _scores(detector_scores, application, errors)
+    problem = problem or ""
+    if capture_reason:
+        if capture_reason not in CaptureReason.values:
+            errors["capture_reason"] = f"Use one of {', '.join(CaptureReason.values)}."
+        elif actor.is_human:
+            errors["capture_reason"] = "Only the runtime (an application token) posts captures."
+    if problem and problem not in application.problem_axis_map:
+        errors["problem"] = f"Unknown problem {problem!r}; use one of {', '.join(application.problem_keys)}."
+    elif not problem and not capture_reason:
+        errors["problem"] = "Required."
+    if errors:
+        raise InvalidInput("The flag is not valid: " + "; ".join(f"{k}: {v}" for k, v in errors.items()),
+                           fields=errors)
+    if capture_reason and not application.captures_reason(capture_reason):
+        raise PermissionDeniedError(
+            f"Capture is disabled for {capture_reason.replace('_', '-')} answers in this application; "
+            "an admin must enable capture and that reason first.",
+            code="capture_disabled",
+            fields={"capture_reason": "capture disabled"},
+        )
+
+    is_capture = bool(capture_reason)
+    existing = _existing(application, message_id, region, is_capture)
+    if existing is not None:
+        return FlagSubmission(flag=existing, created=False)
+
+    if is_capture:
+        author_kind = AuthorKind.AGENT
+    elif actor.is_human:
+        author_kind = AuthorKind.OPERATOR
+    else:
+        author_kind = AuthorKind.END_USER
+    suggested = application.problem_axis_map.get(problem, "")
+    # `at` lets imports and the demo keep the original time; clients never set it.
+    now = at or timezone.now()
+    flag = Flag(
+        public_id=flag_public_id(application=application, message_id=message_id, region=region,
+                                 capture=is_capture),
+        application=application,
+        region=region,
+        problem=problem,
+        suggested_axis=suggested,
+        axis=suggested,
+        status=FlagStatus.PENDING,
+        detector_scores=scores,
+        message_id=message_id,
+        session_id=session_id,
+        end_user_ref=end_user_ref,
+        author_kind=author_kind,
+        author_user=actor.user,
+        author_token=actor.token,
+        capture_reason=capture_reason,
+        created_at=now,
+        updated_at=now,
+        **texts,
+    )
+    try:
+        with transaction.atomic():
+            dropped = _make_room_for_capture(application, now) if is_capture else []
+            flag.save(force_insert=True)
+            _event(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
+                   actor=actor, at=now)
+    except IntegrityError:
+        # A concurrent post of the same message won the race: answer with its flag.
+        existing = _existing(application, message_id, region, is_capture)
+        if existing is None:
+            raise
+        return FlagSubmission(flag=existing, created=False)
+    return FlagSubmission(flag=flag, created=True, dropped=dropped)
+
+
+def _existing(application: Application, message_id: str, region: str, is_capture: bool) -> Flag | None:
+    qs = Flag.objects.filter(application=application, message_id=message_id, region=region)
+    qs = qs.exclude(capture_reason="") if is_capture else qs.filter(capture_reason="")
+    return qs.first()
+
+
+def _make_room_for_capture(application: Application, now) -> list[str]:
+    """Drop the oldest pending captures so one more fits under capture_max_items.
+
+    Runs inside the caller's transaction. On PostgreSQL the application row is
+    locked so two concurrent captures cannot both see room; SQLite's immediate
+    transactions already serialize writers.
+    """
+    if connection.vendor == "postgresql":
+        Application.objects.select_for_update().filter(pk=application.pk).first()
+    pending = Flag.objects.filter(
+        application=application, status=FlagStatus.PENDING, author_kind=AuthorKind.AGENT
+    )
+    excess = pending.count() - application.capture_max_items + 1
+    if excess <= 0:
+        return []
+    victims = list(pending.order_by("created_at", "id")[:excess])
+    for victim in victims:
+        # The text goes (capacity bounds what is stored); the row and its
+        # history stay, so the drop is auditable.
+        Flag.objects.filter(pk=victim.pk).update(
+            status=FlagStatus.DROPPED, prompt="", context="", answer="", note="", detector_scores={},
+            claimed_by=None, claimed_until=None, version=F("version") + 1, updated_at=now,
+        )
+        _event(flag=victim, action=EventAction.DROPPED, from_status=FlagStatus.PENDING,
+               to_status=FlagStatus.DROPPED, actor=None, at=now,
+               changes={"reason": "capture_max_items", "capture_max_items": application.capture_max_items})
+    return [v.public_id for v in victims]
+
+
+def flag_as_dict(flag: Flag) -> dict[str, Any]:
+    """The state a conflict reports back (what the other curator decided)."""
+    return {
+        "id": flag.public_id,
+        "status": flag.status,
+        "axis": flag.axis,
+        "verdict": flag.verdict,
+        "capture_label": flag.capture_label,
+        "note": flag.review_note,
+        "version": flag.version,
+        "updated_at": flag.updated_at.isoformat(),
+    }
+
+
+_ACTIONS = {
+    FlagStatus.APPROVED: EventAction.APPROVED,
+    FlagStatus.REJECTED: EventAction.REJECTED,
+    FlagStatus.PENDING: EventAction.REOPENED,
+    FlagStatus.LABELLED: EventAction.LABELLED,
+}
+
+
+def flag_review(
+    *,
+    flag: Flag,
+    reviewer: AbstractBaseUser,
+    status: str,
+    version: int,
+    axis: str | None = None,
+    verdict: str | None = None,
+    label: str | None = None,
+    note: str = "",
+    twin_prompt: str | None = None,
+    twin_answer: str | None = None,
+    weight: float | None = None,
+    attack_family: str | None = None,
+) -> Flag:
+    """A curator's decision: approve (axis + verdict), reject, re-open, or label a capture.
+
+    `version` is the version the curator saw; if the flag changed since, a
+    Conflict carries the current state and nothing is written.
+    """
+    if reviewer is None or not getattr(reviewer, "is_authenticated", False):
+        raise PermissionDeniedError("Only a human curator reviews flags.", code="human_required")
+    application = flag.application
+    errors: dict[str, str] = {}
+    if status not in _ACTIONS:
+        errors["status"] = f"Use one of {', '.join(_ACTIONS)}."
+    note = _text(note, "note", errors)
+    values: dict[str, Any] = {"review_note": note}
+    if status == FlagStatus.APPROVED:
+        if flag.is_capture:
+            errors["status"] = "A capture is labelled (status \"labelled\" with a label), not approved."
+        axis = axis or flag.suggested_axis
+        if not axis:
+            errors["axis"] = "Required."
+        elif axis not in application.axes:
+            errors["axis"] = f"Unknown axis {axis!r}; use one of {', '.join(application.axes)}."
+        verdict = verdict or Verdict.FALSE_NEGATIVE
+        if verdict not in Verdict.values:
+            errors["verdict"] = f"Use one of {', '.join(Verdict.values)}."
+        if weight is not None and (isinstance(weight, bool) or not 0 <= weight <= 1):
+            errors["weight"] = "A weight between 0 and 1."
+        values.update(
+            axis=axis, verdict=verdict, capture_label="",
+            twin_prompt=_text(twin_prompt, "twin_prompt", errors),
+            twin_answer=_text(twin_answer, "twin_answer", errors),
+            weight=weight,
+            attack_family=_text(attack_family, "attack_family", errors, limit=100),
+        )
+    elif status == FlagStatus.LABELLED:
+        if not flag.is_capture:
+            errors["status"] = "Only automated captures are labelled; approve or reject a flag."
+        elif label not in application.capture_labels:
+            errors["label"] = f"Use one of {', '.join(application.capture_labels)}."
+        values.update(capture_label=label or "", verdict="")
+    else:
+        if axis:
+            if axis not in application.axes:
+                errors["axis"] = f"Unknown axis {axis!r}; use one of {', '.join(application.axes)}."
+            values["axis"] = axis
+        values.update(verdict="", capture_label="")
+    if errors:
+        raise InvalidInput("The decision is not valid: " + "; ".join(f"{k}: {v}" for k, v in errors.items()),
+                           fields=errors)
+    if flag.status == FlagStatus.DROPPED:
+        raise Conflict("This capture was dropped at capacity; it cannot be reviewed.",
+                       code="dropped", current=flag_as_dict(flag))
+    if status == FlagStatus.PENDING and flag.status == FlagStatus.PENDING:
+        raise InvalidInput("The flag is already pending.", fields={"status": "already pending"})
+
+    now = timezone.now()
+    with transaction.atomic():
+        # Optimistic concurrency: the update only applies to the version the
+        # curator saw; a concurrent decision makes it match no row.
+        updated = Flag.objects.filter(pk=flag.pk, version=version).exclude(status=FlagStatus.DROPPED).update(
+            status=status, version=F("version") + 1, updated_at=now,
+            claimed_by=None, claimed_until=None, **values,
+        )
+        if not updated:
+            current = Flag.objects.get(pk=flag.pk)
+            raise Conflict(
+                f"Someone else changed this flag meanwhile (now {current.status}, version "
+                f"{current.version}); your decision was not saved.",
+                current=flag_as_dict(current),
+            )
+        old = {name: getattr(flag, name) for name in ("status", "axis", "verdict", "capture_label")}
+        flag.refresh_from_db()
+        FlagReview.objects.create(
+            application_id=flag.application_id, flag=flag, reviewer=reviewer,
+            from_status=old["status"], to_status=status, axis=flag.axis, verdict=flag.verdict,
+            capture_label=flag.capture_label, note=note, flag_version=flag.version, created_at=now,
+        )
+        changes = {name: [before, getattr(flag, name)] for name, before in old.items()
+                   if before != getattr(flag, name)}
+        if note:
+            changes["note"] = note
+        _event(flag=flag, action=_ACTIONS[status], from_status=old["status"], to_status=status,
+               actor=Actor(user=reviewer), changes=changes, at=now)
+    return flag
+
+
+def flag_bulk_reject(
+    *, application: Application, public_ids: Iterable[str], reviewer: AbstractBaseUser, note: str = ""
+) -> tuple[list[str], list[str]]:
+    """Reject the selected pending flags. Returns (rejected ids, skipped ids).
+
+    A flag that is no longer pending (someone decided it meanwhile) is skipped,
+    never overwritten.
+    """
+    ids = list(dict.fromkeys(public_ids))
+    if not ids:
+        raise InvalidInput("Select at least one flag.", fields={"ids": "required"})
+    if len(ids) > 500:
+        raise InvalidInput("At most 500 flags at once.", fields={"ids": "too many"})
+    rejected: list[str] = []
+    skipped: list[str] = []
+    with transaction.atomic():
+        flags = {f.public_id: f for f in Flag.objects.select_related("application").filter(
+            application=application, public_id__in=ids)}
+        for public_id in ids:
+            flag = flags.get(public_id)
+            if flag is None or flag.status != FlagStatus.PENDING:
+                skipped.append(public_id)
+                continue
+            try:
+                flag_review(flag=flag, reviewer=reviewer, status=FlagStatus.REJECTED,
+                            version=flag.version, note=note)
+            except Conflict:
+                skipped.append(public_id)
+            else:
+                rejected.append(public_id)
+    return rejected, skipped
+
+
+def flag_claim(*, flag: Flag, user: AbstractBaseUser, duration: timedelta = CLAIM_DURATION) -> bool:
+    """Claim a pending flag for `user` for a few minutes; False if another curator holds it.
+
+    A claim is advisory (it steers "next", it blocks no decision), so it is
+    not a transition and appends no event.
+    """
+    if flag.status != FlagStatus.PENDING:
+        return False
+    now = timezone.now()
+    with transaction.atomic():
+        claimed = Flag.objects.filter(
+            Q(claimed_by__isnull=True) | Q(claimed_by=user) | Q(claimed_until__lt=now),
+            pk=flag.pk, status=FlagStatus.PENDING,
+        ).update(claimed_by=user, claimed_until=now + duration)
+    if claimed:
+        flag.claimed_by = user
+        flag.claimed_until = now + duration
+    return bool(claimed)
+
+
+def flag_release(*, flag: Flag, user: AbstractBaseUser) -> None:
+    with transaction.atomic():
+        Flag.objects.filter(pk=flag.pk, claimed_by=user).update(claimed_by=None, claimed_until=None)

@@ -1,0 +1,40 @@
+"""Read-only admin views: flags change only through the services (and their events)."""
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from .models import Flag, FlagEvent, FlagReview
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return False
+
+
+@admin.register(Flag)
+class FlagAdmin(ReadOnlyAdmin):
+    list_display = ["public_id", "application", "status", "region", "problem", "axis", "author_kind", "created_at"]
+    list_filter = ["status", "region", "author_kind"]
+    search_fields = ["public_id", "message_id"]
+    show_full_result_count = False
+    list_select_related = ["application"]
+
+
+@admin.register(FlagReview)
+class FlagReviewAdmin(ReadOnlyAdmin):
+    list_display = ["flag", "reviewer", "from_status", "to_status", "created_at"]
+    list_select_related = ["flag", "reviewer"]
+    show_full_result_count = False
+
+
+@admin.register(FlagEvent)
+class FlagEventAdmin(ReadOnlyAdmin):
+    list_display = ["flag", "action", "from_status", "to_status", "actor_kind", "created_at"]
+    list_select_related = ["flag"]
+    show_full_result_count = False

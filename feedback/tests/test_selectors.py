@@ -1,0 +1,86 @@
+from datetime import date, timedelta
+
+import pytest
+from django.utils import timezone
+
+from consoles.errors import InvalidInput
+from feedback.selectors import FlagFilters, flag_neighbours, flag_page
+
+from .factories import CaptureFactory, FlagFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seven_flags(application):
+    base = timezone.now() - timedelta(days=1)
+    # two share a timestamp so the id tie-breaker matters
+    stamps = [base, base + timedelta(minutes=1), base + timedelta(minutes=1)] + [
+        base + timedelta(minutes=m) for m in (2, 3, 4, 5)
+    ]
+    return [FlagFactory(application=application, created_at=s, updated_at=s) for s in stamps]
+
+
+def _walk(application, order, limit=3, **filters):
+    seen, cursor, pages = [], None, 0
+    while True:
+        page = flag_page(application=application, order=order, cursor=cursor, limit=limit,
+                         filters=FlagFilters(**filters))
+        seen += [f.pk for f in page.items]
+        pages += 1
+        if not page.next_cursor:
+            return seen, pages, page
+        cursor = page.next_cursor
+
+
+def test_keyset_pages_cover_every_row_once_in_order(application, seven_flags):
+    newest_first, pages, _ = _walk(application, "-created")
+    expected = [f.pk for f in sorted(seven_flags, key=lambda f: (f.created_at, f.pk), reverse=True)]
+    assert newest_first == expected and pages == 3
+    oldest_first, _, _ = _walk(application, "created")
+    assert oldest_first == list(reversed(expected))
+
+
+def test_previous_goes_back_to_the_page_before(application, seven_flags):
+    first = flag_page(application=application, limit=3)
+    assert first.previous_cursor is None
+    second = flag_page(application=application, limit=3, cursor=first.next_cursor)
+    back = flag_page(application=application, limit=3, cursor=second.previous_cursor)
+    assert [f.pk for f in back.items] == [f.pk for f in first.items]
+    assert back.previous_cursor is None and back.next_cursor
+
+
+def test_filters_combine_and_stay_within_the_tenant(application, tenant_pair, seven_flags):
+    CaptureFactory(application=application)
+    FlagFactory(application=tenant_pair.b)
+    FlagFactory(application=application, problem="offensive", suggested_axis="toxicity", region="prompt")
+    assert len(flag_page(application=application).items) == 9
+    assert [f.problem for f in flag_page(application=application, filters=FlagFilters(axis="toxicity")).items] == ["offensive"]
+    assert len(flag_page(application=application, filters=FlagFilters(author_kind="agent")).items) == 1
+    assert len(flag_page(application=application, filters=FlagFilters(region="prompt", status="pending")).items) == 1
+    today = timezone.localdate()
+    assert len(flag_page(application=application, filters=FlagFilters(created_from=today)).items) == 2
+    assert len(flag_page(application=application, filters=FlagFilters(created_to=today - timedelta(days=1))).items) == 7
+
+
+def test_invalid_filters_and_cursors_are_refused(application):
+    with pytest.raises(InvalidInput) as exc:
+        flag_page(application=application, filters=FlagFilters(status="done", axis="nope"))
+    assert set(exc.value.fields) == {"status", "axis"}
+    with pytest.raises(InvalidInput):
+        flag_page(application=application, cursor="not-a-cursor")
+    with pytest.raises(InvalidInput):
+        flag_page(application=application, filters=FlagFilters(created_from=date(2026, 2, 2), created_to=date(2026, 1, 1)))
+
+
+def test_a_cursor_from_another_sort_order_starts_over(application, seven_flags):
+    first = flag_page(application=application, limit=3)
+    restarted = flag_page(application=application, limit=3, order="created", cursor=first.next_cursor)
+    assert restarted.items[0].pk == seven_flags[0].pk
+
+
+def test_neighbours_follow_the_queue_order(application, seven_flags):
+    middle = seven_flags[3]
+    previous, following = flag_neighbours(application=application, flag=middle, filters=FlagFilters(),
+                                          order="-created")
+    assert previous == seven_flags[4] and following == seven_flags[2]
