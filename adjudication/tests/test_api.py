@@ -1,0 +1,92 @@
+import pytest
+
+from adjudication.models import Case, Evidence, GoldLabelRevision
+from adjudication.schemas import CaseIn
+from adjudication.services import case_import, gold_promote, label_submit
+from consoles.testing import assert_api_sealed, bearer
+from consoles.tests.factories import personal_token
+
+from .factories import case_payload
+
+pytestmark = pytest.mark.django_db
+
+
+def post_cases(client, token, body):
+    return client.post("/api/v1/cases", data=body, content_type="application/json", **bearer(token))
+
+
+def test_import_a_batch_with_an_application_token(client, application, app_token):
+    body = {"cases": [case_payload("c1"), case_payload("c2", evidence=[])]}
+    response = post_cases(client, app_token, body)
+    assert response.status_code == 201
+    data = response.json()
+    assert data["created"] == 2 and [c["status"] for c in data["cases"]] == ["created", "created"]
+    assert Case.objects.filter(application=application).count() == 2
+    again = post_cases(client, app_token, body)
+    assert again.status_code == 200 and again.json()["unchanged"] == 2
+    assert Evidence.objects.count() == 3
+
+
+def test_bad_case_refuses_the_whole_batch_naming_the_field(client, application, app_token):
+    bad = case_payload("c2")
+    bad["evidence"][0]["relation"] = "maybe"
+    response = post_cases(client, app_token, {"cases": [case_payload("c1"), bad]})
+    assert response.status_code == 422
+    fields = response.json()["error"]["fields"]
+    assert any(name.endswith("cases.1.evidence.0.relation") for name in fields), fields
+    assert not Case.objects.exists()
+
+
+def test_unknown_field_and_duplicate_evidence_ids_are_refused(client, application, app_token):
+    typo = case_payload("c1", verdict="x")
+    dup = case_payload("c2")
+    dup["evidence"][1]["evidence_id"] = "e1"
+    assert post_cases(client, app_token, {"cases": [typo]}).status_code == 422
+    response = post_cases(client, app_token, {"cases": [dup]})
+    assert response.status_code == 422 and "appears twice" in str(response.json()["error"]["fields"])
+    assert not Case.objects.exists()
+
+
+def test_changed_case_is_a_conflict(client, application, app_token):
+    post_cases(client, app_token, {"cases": [case_payload("c1")]})
+    response = post_cases(client, app_token, {"cases": [case_payload("c1", local_verdict="refuted")]})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "case_exists"
+
+
+def test_a_viewer_cannot_import_and_a_curator_must_name_the_application(client, application, viewer, curator):
+    assert post_cases(client, personal_token(viewer), {"application_id": "acme", "cases": [case_payload()]}).status_code == 403
+    assert post_cases(client, personal_token(curator), {"cases": [case_payload()]}).status_code == 403
+    assert post_cases(client, personal_token(curator), {"application_id": "acme", "cases": [case_payload()]}).status_code == 201
+
+
+def test_case_detail_shows_families_fusion_and_gaps(client, application, app_token, curator):
+    post_cases(client, app_token, {"cases": [case_payload("c1")]})
+    case = Case.objects.get()
+    label = label_submit(application=application, case=case, reviewer=curator, label="unreliable", rationale="host says no")
+    gold_promote(application=application, case=case, label=label, adjudicator=curator)
+    data = client.get(f"/api/v1/cases/{case.pk}", **bearer(app_token)).json()
+    assert [e["source_family"] for e in data["evidence"]] == [1, 1, 2]
+    assert data["source_families"] == [
+        {"family": 1, "evidence_ids": ["e1", "e2"], "reasons": [["same_agent_event", "evt-1"]]}
+    ]
+    assert data["fusion"]["supports"] == 1 and data["fusion"]["supports_before_collapse"] == 2
+    assert data["fusion"]["band"] == "contested"
+    assert data["gaps"] == ["unresolved_conflict"]
+    assert data["gold_history"][0]["label"] == "unreliable"
+
+
+def test_case_list(client, application, app_token):
+    post_cases(client, app_token, {"cases": [case_payload("c1"), case_payload("c2")]})
+    data = client.get("/api/v1/cases?limit=1", **bearer(app_token)).json()
+    assert data["count"] == 2 and [c["case_id"] for c in data["items"]] == ["c2"]
+
+
+def test_cases_are_sealed_between_tenants(client, tenant_pair):
+    case = case_import(application=tenant_pair.b, data=CaseIn.model_validate(case_payload()), actor=None).case
+    assert_api_sealed(client, tenant_pair.token_a, f"/api/v1/cases/{case.pk}")
+    assert_api_sealed(client, personal_token(tenant_pair.member_of_a), f"/api/v1/cases/{case.pk}")
+    # Naming another application with a token is refused, never served.
+    response = client.get("/api/v1/cases?application_id=tenant-b", **bearer(tenant_pair.token_a))
+    assert response.status_code == 403
+    assert not GoldLabelRevision.objects.exists()
