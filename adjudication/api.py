@@ -6,6 +6,7 @@ the application and must be a member.
 """
 
 from datetime import datetime
+from typing import Literal
 
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
@@ -13,6 +14,8 @@ from ninja import Field, Query, Router, Schema, Status
 from consoles.access import Principal
 from consoles.errors import NotFound
 from consoles.models import Role
+from feedback.services import Actor as FeedbackActor
+from feedback.services import case_feedback_submit
 
 from .fusion import fuse
 from .gaps import derive_gaps
@@ -155,3 +158,49 @@ def case_detail(request: HttpRequest, case_pk: int) -> dict:
             for g in gold_history(case=case)
         ],
     }
+
+
+class CaseFeedbackIn(Schema):
+    disposition: Literal["agrees", "disagrees", "unsure"]
+    note: str = Field("", max_length=5000)
+
+
+class CaseFeedbackOut(Schema):
+    id: int
+    case_id: str
+    disposition: str
+    note: str
+    author_kind: str
+    bound_manifest: dict
+    created_at: datetime
+
+
+@router.post("/cases/{case_pk}/feedback", response={201: CaseFeedbackOut}, summary="Agree or disagree with a case")
+def case_feedback(request: HttpRequest, case_pk: int, payload: CaseFeedbackIn):
+    """An operator (session or personal token) or an agent (application token)
+    posts a disposition. The case's replay manifest is frozen into the feedback.
+    Feedback never changes the case, a label or a gold label; it only raises the
+    case's priority for sampling."""
+    principal: Principal = request.auth
+    case = case_for(principal, case_pk)
+    actor = FeedbackActor(user=principal.user) if principal.is_human else FeedbackActor(token=principal.token)
+    row = case_feedback_submit(
+        application=case.application,
+        case_ref=case.case_id,
+        manifest=case.replay_manifest,
+        disposition=payload.disposition,
+        note=payload.note,
+        actor=actor,
+    )
+    return Status(
+        201,
+        {
+            "id": row.pk,
+            "case_id": case.case_id,
+            "disposition": row.disposition,
+            "note": row.note,
+            "author_kind": row.author_kind,
+            "bound_manifest": row.bound_manifest,
+            "created_at": row.created_at,
+        },
+    )

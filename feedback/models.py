@@ -374,3 +374,65 @@ class FlagEvent(models.Model):
 
     def delete(self, *args, **kwargs):
         raise TypeError("Flag events are append-only; use FlagEvent.objects.filter(...).erase().")
+
+
+# --- Case feedback -------------------------------------------------------------
+# An operator's or an agent's disposition on a mined case. It only raises the
+# case's priority for sampling; it is never a review decision. `case_ref` is the
+# case's id string, not a foreign key: the feedback app does not depend on the
+# app that owns cases.
+
+
+class Disposition(models.TextChoices):
+    AGREES = "agrees", "Agrees with the verdict"
+    DISAGREES = "disagrees", "Disagrees with the verdict"
+    UNSURE = "unsure", "Unsure"
+
+
+class CaseFeedback(models.Model):
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="case_feedback")
+    case_ref = models.CharField(max_length=200)
+    disposition = models.CharField(max_length=10, choices=Disposition.choices)
+    note = models.TextField(blank=True)
+    # Provenance binding: the case's replay manifest as it was when the feedback
+    # was given, frozen here so later re-mining cannot change what it refers to.
+    bound_manifest = models.JSONField()
+    author_kind = models.CharField(max_length=10, choices=AuthorKind.choices)
+    author_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
+    author_token = models.ForeignKey(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        verbose_name_plural = "case feedback"
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    Q(author_kind=AuthorKind.OPERATOR, author_user__isnull=False, author_token__isnull=True)
+                    | Q(author_kind=AuthorKind.AGENT, author_user__isnull=True)
+                ),
+                name="%(app_label)s_%(class)s_author_matches_kind",
+                violation_error_code="author_mismatch",
+            ),
+            models.CheckConstraint(
+                condition=Q(disposition__in=Disposition.values),
+                name="%(app_label)s_%(class)s_disposition_valid",
+                violation_error_code="disposition_invalid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(case_ref=""),
+                name="%(app_label)s_%(class)s_case_ref_not_empty",
+                violation_error_code="case_ref_required",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["application", "case_ref", "created_at"], name="fb_casefb_app_case"),
+            models.Index(fields=["application", "disposition"], name="fb_casefb_app_disposition"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.disposition} on {self.case_ref} ({self.author_kind})"

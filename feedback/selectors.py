@@ -16,7 +16,16 @@ from django.utils import timezone
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
 
-from .models import AuthorKind, Flag, FlagEvent, FlagReview, FlagStatus, Region
+from .models import (
+    AuthorKind,
+    CaseFeedback,
+    Disposition,
+    Flag,
+    FlagEvent,
+    FlagReview,
+    FlagStatus,
+    Region,
+)
 
 PAGE_SIZE = 50
 ORDERS = ("-created", "created")
@@ -217,3 +226,23 @@ def pending_flag_count(*, application: Application, cap: int | None = None) -> i
 def unlabelled_capture_count(*, application: Application, cap: int | None = None) -> int:
     qs = Flag.objects.filter(application=application, status=FlagStatus.PENDING, author_kind=AuthorKind.AGENT)
     return (qs[:cap] if cap else qs).count()
+
+
+# --- Case feedback ---------------------------------------------------------------
+
+
+def case_refs_with_disagreement(*, application: Application) -> set[str]:
+    """Case ids someone (operator or agent) disagreed on: a sampling signal only."""
+    return set(
+        CaseFeedback.objects.filter(application=application, disposition=Disposition.DISAGREES)
+        .values_list("case_ref", flat=True)
+        .distinct()
+    )
+
+
+def case_feedback_list(*, application: Application, case_ref: str) -> QuerySet[CaseFeedback]:
+    return (
+        CaseFeedback.objects.filter(application=application, case_ref=case_ref)
+        .select_related("author_user", "author_token")
+        .order_by("-created_at", "-id")
+    )

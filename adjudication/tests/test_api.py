@@ -90,3 +90,29 @@ def test_cases_are_sealed_between_tenants(client, tenant_pair):
     response = client.get("/api/v1/cases?application_id=tenant-b", **bearer(tenant_pair.token_a))
     assert response.status_code == 403
     assert not GoldLabelRevision.objects.exists()
+
+
+def test_feedback_from_an_agent_and_an_operator_never_touches_labels(client, application, app_token, curator):
+    from adjudication.models import CaseLabel
+    from feedback.models import CaseFeedback
+
+    post_cases(client, app_token, {"cases": [case_payload("c1")]})
+    case = Case.objects.get()
+    url = f"/api/v1/cases/{case.pk}/feedback"
+    agent = client.post(url, data={"disposition": "disagrees", "note": "looks wrong"}, content_type="application/json", **bearer(app_token))
+    assert agent.status_code == 201
+    assert agent.json()["author_kind"] == "agent" and agent.json()["bound_manifest"] == case.replay_manifest
+    client.force_login(curator)
+    operator = client.post(url, data={"disposition": "agrees"}, content_type="application/json")
+    assert operator.status_code == 201 and operator.json()["author_kind"] == "operator"
+    bad = client.post(url, data={"disposition": "maybe"}, content_type="application/json")
+    assert bad.status_code == 422 and "disposition" in bad.json()["error"]["fields"]
+    assert CaseFeedback.objects.filter(case_ref="c1").count() == 2
+    assert not CaseLabel.objects.exists() and not GoldLabelRevision.objects.exists()
+    case.refresh_from_db()
+    assert case.local_verdict == "corroborated"
+
+
+def test_feedback_is_sealed(client, tenant_pair):
+    case = case_import(application=tenant_pair.b, data=CaseIn.model_validate(case_payload()), actor=None).case
+    assert_api_sealed(client, tenant_pair.token_a, f"/api/v1/cases/{case.pk}/feedback", "post", {"disposition": "agrees"})
