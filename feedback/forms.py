@@ -1,1 +1,92 @@
-"""forms of the feedback app."""
+"""Input validation for the feedback screens (the services check the domain rules)."""
+
+from django import forms
+
+from consoles.models import Application
+
+from .models import AuthorKind, FlagStatus, Region, Verdict
+from .selectors import FlagFilters
+
+FILTER_KEYS = ("status", "axis", "region", "problem", "author_kind", "created_from", "created_to", "sort")
+
+
+def _choices(pairs, blank: str = "Any") -> list[tuple[str, str]]:
+    return [("", blank), *pairs]
+
+
+class FlagFilterForm(forms.Form):
+    status = forms.ChoiceField(required=False, choices=_choices(FlagStatus.choices))
+    axis = forms.ChoiceField(required=False)
+    region = forms.ChoiceField(required=False, choices=_choices(Region.choices))
+    problem = forms.ChoiceField(required=False)
+    author_kind = forms.ChoiceField(required=False, label="Flagged by", choices=_choices(AuthorKind.choices))
+    created_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    created_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    sort = forms.ChoiceField(
+        required=False, choices=[("-created", "Newest first"), ("created", "Oldest first")]
+    )
+
+    def __init__(self, *args, application: Application, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["axis"].choices = _choices((a, a) for a in application.axes)
+        self.fields["problem"].choices = _choices((p["key"], p["label"]) for p in application.problems)
+
+    def clean(self) -> dict:
+        data = super().clean()
+        start, end = data.get("created_from"), data.get("created_to")
+        if start and end and start > end:
+            self.add_error("created_to", "The end is before the start.")
+        return data
+
+    def filters(self) -> FlagFilters:
+        data = self.cleaned_data
+        return FlagFilters(
+            status=data.get("status") or "", axis=data.get("axis") or "", region=data.get("region") or "",
+            problem=data.get("problem") or "", author_kind=data.get("author_kind") or "",
+            created_from=data.get("created_from"), created_to=data.get("created_to"),
+        )
+
+    def order(self) -> str:
+        return self.cleaned_data.get("sort") or "-created"
+
+
+class ReviewForm(forms.Form):
+    decision = forms.ChoiceField(
+        choices=[("approved", "Approve"), ("rejected", "Reject"), ("pending", "Re-open"), ("labelled", "Label")]
+    )
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
+    axis = forms.ChoiceField(required=False)
+    verdict = forms.ChoiceField(required=False, choices=Verdict.choices, initial=Verdict.FALSE_NEGATIVE)
+    label = forms.ChoiceField(required=False)
+    note = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
+    twin_prompt = forms.CharField(required=False, label="Benign twin prompt",
+                                  widget=forms.Textarea(attrs={"rows": 2}))
+    twin_answer = forms.CharField(required=False, label="Benign twin answer",
+                                  widget=forms.Textarea(attrs={"rows": 2}))
+    weight = forms.FloatField(required=False, min_value=0, max_value=1)
+    attack_family = forms.CharField(required=False, max_length=100)
+
+    def __init__(self, *args, application: Application, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["axis"].choices = [(a, a) for a in application.axes]
+        self.fields["label"].choices = [(label, label) for label in application.capture_labels]
+
+    def service_kwargs(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "status": data["decision"], "version": data["version"], "axis": data.get("axis") or None,
+            "verdict": data.get("verdict") or None, "label": data.get("label") or None,
+            "note": data.get("note") or "", "twin_prompt": data.get("twin_prompt") or None,
+            "twin_answer": data.get("twin_answer") or None, "weight": data.get("weight"),
+            "attack_family": data.get("attack_family") or None,
+        }
+
+
+class BulkRejectForm(forms.Form):
+    ids = forms.MultipleChoiceField(required=True, error_messages={"required": "Select at least one flag."})
+    note = forms.CharField(required=False, max_length=10_000)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Any id is acceptable here; the service keeps to the application's flags.
+        self.fields["ids"].choices = [(v, v) for v in self.data.getlist("ids")] if self.data else []

@@ -6,7 +6,7 @@ scan of one page whatever the table size, and nothing counts the table.
 
 import base64
 import binascii
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -189,12 +189,19 @@ def flag_reviews(*, flag: Flag) -> QuerySet[FlagReview]:
 
 
 def flag_next_pending(
-    *, application: Application, user: AbstractBaseUser, exclude_pk: int | None = None
+    *,
+    application: Application,
+    user: AbstractBaseUser,
+    filters: FlagFilters | None = None,
+    exclude_pk: int | None = None,
 ) -> Flag | None:
-    """The oldest pending flag nobody else holds a live claim on."""
+    """The oldest pending flag (within `filters`, whatever their status) nobody else
+    holds a live claim on."""
     now = timezone.now()
+    scope = replace(filters, status="") if filters else FlagFilters()
     qs = (
-        Flag.objects.filter(application=application, status=FlagStatus.PENDING)
+        flag_list(application=application, filters=scope)
+        .filter(status=FlagStatus.PENDING)
         .filter(Q(claimed_by__isnull=True) | Q(claimed_by=user) | Q(claimed_until__lt=now))
         .order_by("created_at", "id")
     )

@@ -1,0 +1,268 @@
+"""Flags: ingest throughput through gunicorn, and the queue page at a million flags.
+
+    make bench                      # everything (python -m bench flags: this one)
+    BENCH_FLAGS_ROWS=200000 python -m bench flags     # a smaller table
+    BENCH_FLAGS_PARTS=queue-sqlite python -m bench flags
+
+1. Ingest: gunicorn (4 sync workers) serving the console on a scratch SQLite
+   database; 8 concurrent clients POST /api/v1/flags with an application token.
+   Reference, same server and run: a bare Django JSON endpoint (parse the body,
+   answer JSON) behind the same middleware. Target: ratio >= 0.5.
+2. Queue: BENCH_FLAGS_ROWS flags (default 1,000,000) in one application, on
+   SQLite and on PostgreSQL (scratch database bench_flags); server time of the
+   queue page (first page, a filtered page, a page further down by cursor),
+   p95 over repeated requests. Target: < 50 ms. Reference: /healthz in the same run.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_URL = os.environ.get("BENCH_FLAGS_PG_URL", "postgres://postgres@127.0.0.1:5432/bench_flags")
+ROWS = int(os.environ.get("BENCH_FLAGS_ROWS", "1000000"))
+INGEST_REQUESTS = int(os.environ.get("BENCH_FLAGS_INGEST_REQUESTS", "2000"))
+CLIENTS = 8
+QUEUE_SAMPLES = int(os.environ.get("BENCH_FLAGS_QUEUE_SAMPLES", "40"))
+TARGET_MS = 50.0
+
+
+def _p95(samples: list[float]) -> float:
+    from bench.common import p95
+
+    return p95(samples)
+
+
+# --- 1. ingest -----------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, float]:
+    request = urllib.request.Request(url, data=body, headers=headers, method="POST")  # noqa: S310 - local server
+    started = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - local server
+            response.read()
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    return status, time.perf_counter() - started
+
+
+def _load(url: str, token: str, label: str) -> dict:
+    per_client = INGEST_REQUESTS // CLIENTS
+    latencies: list[float] = []
+    statuses: dict[int, int] = {}
+    lock = threading.Lock()
+
+    def client(n: int) -> None:
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
+        mine, codes = [], {}
+        for i in range(per_client):
+            body = json.dumps({
+                "region": "answer", "problem": "fabricated", "note": "invented a citation",
+                "prompt": "Who won the 1923 Paris Review prize? " * 4,
+                "answer": "The 1923 Paris Review prize went to ... " * 8,
+                "detector_scores": {"hallucination": 0.12, "jailbreak": 0.01},
+                "message_id": f"{label}-{n}-{i}", "session_id": f"sess-{n}",
+            }).encode()
+            status, elapsed = _post(url, body, headers)
+            mine.append(elapsed)
+            codes[status] = codes.get(status, 0) + 1
+        with lock:
+            latencies.extend(mine)
+            for code, count in codes.items():
+                statuses[code] = statuses.get(code, 0) + count
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(CLIENTS)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.perf_counter() - started
+    return {"rps": len(latencies) / wall, "p95_ms": _p95(latencies) * 1000, "statuses": statuses}
+
+
+def ingest() -> None:
+    tmp = tempfile.mkdtemp(prefix="bench-flags-")
+    env = {**os.environ, "SQLITE_PATH": os.path.join(tmp, "ingest.sqlite3"),
+           "DJANGO_SETTINGS_MODULE": "bench.flags_settings", "DEBUG": "1"}
+    env.pop("DATABASE_URL", None)
+    py = sys.executable
+    subprocess.run([py, "manage.py", "migrate", "--noinput", "-v0", "--settings", "bench.flags_settings"],
+                   cwd=ROOT, env=env, check=True)
+    token = subprocess.run(
+        [py, "-c", (
+            "import django; django.setup();"
+            "from consoles.services import application_create, token_issue;"
+            "app = application_create(slug='bench', name='Bench');"
+            "print(token_issue(name='bench', application=app).secret)"
+        )], cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    ).stdout.strip()
+    port = _free_port()
+    server = subprocess.Popen(
+        [str(Path(py).parent / "gunicorn"), "consoles.wsgi", "--workers", "4", "--bind", f"127.0.0.1:{port}",
+         "--log-level", "warning"], cwd=ROOT, env=env,
+    )
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)  # noqa: S310
+                break
+            except OSError:
+                time.sleep(0.1)
+        base = f"http://127.0.0.1:{port}"
+        _load(f"{base}/bench/echo", token, "warm-echo")  # warm both paths up once
+        bare = _load(f"{base}/bench/echo", token, "echo")
+        flags = _load(f"{base}/api/v1/flags", token, "flag")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    print(f"ingest: {INGEST_REQUESTS} POSTs, {CLIENTS} concurrent clients, gunicorn 4 workers, SQLite")
+    print(f"  bare Django JSON endpoint : {bare['rps']:8.1f} req/s   p95 {bare['p95_ms']:6.1f} ms   {bare['statuses']}")
+    print(f"  POST /api/v1/flags        : {flags['rps']:8.1f} flags/s p95 {flags['p95_ms']:6.1f} ms   {flags['statuses']}")
+    ratio = flags["rps"] / bare["rps"]
+    print(f"  ratio flags/bare          : {ratio:.2f}   (target >= 0.5: {'PASS' if ratio >= 0.5 else 'FAIL'})")
+
+
+# --- 2. queue at a million flags -----------------------------------------------------
+
+
+def _populate(vendor: str, application_id: int, token_id: int, rows: int) -> None:
+    from django.db import connection
+
+    problems = ["jailbreak_attempt", "hidden_instructions", "fabricated", "offensive", "personal_data",
+                "dangerous_advice"]
+    axes = ["jailbreak", "prompt_injection", "hallucination", "toxicity", "privacy_leak", "self_harm"]
+    problem_case = "CASE n % 6 " + " ".join(f"WHEN {i} THEN '{p}'" for i, p in enumerate(problems)) + " END"
+    axis_case = "CASE n % 6 " + " ".join(f"WHEN {i} THEN '{a}'" for i, a in enumerate(axes)) + " END"
+    # 1 in 50 rows is a capture (agent); of the rest, 1 in 10 is pending, the others decided.
+    capture = "(n % 50 = 0)"
+    status = (f"CASE WHEN {capture} THEN (CASE WHEN n % 100 = 0 THEN 'pending' ELSE 'labelled' END) "
+              "WHEN n % 10 = 1 THEN 'pending' WHEN n % 10 < 7 THEN 'approved' ELSE 'rejected' END")
+    if vendor == "postgresql":
+        series = f"SELECT generate_series(1, {rows}) AS n"
+        public_id = "'fb_' || lpad(to_hex(n), 16, '0')"
+        created = "TIMESTAMPTZ '2026-01-01 00:00:00+00' + n * INTERVAL '1 second'"
+        text = "'prompt number ' || n"
+    else:
+        series = f"WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {rows}) SELECT n FROM s"
+        public_id = "printf('fb_%016x', n)"
+        created = "strftime('%Y-%m-%d %H:%M:%S', '2026-01-01', '+' || n || ' seconds')"
+        text = "'prompt number ' || n"
+    sql = f"""
+        INSERT INTO feedback_flag (
+            public_id, application_id, region, problem, suggested_axis, axis, verdict, status,
+            prompt, context, answer, detector_scores, note, message_id, session_id, end_user_ref,
+            author_kind, author_user_id, author_token_id, capture_reason, capture_label,
+            twin_prompt, twin_answer, weight, attack_family, review_note, version,
+            claimed_by_id, claimed_until, created_at, updated_at)
+        SELECT {public_id}, {application_id},
+            CASE WHEN n % 2 = 0 THEN 'answer' ELSE 'prompt' END,
+            CASE WHEN {capture} THEN '' ELSE {problem_case} END,
+            CASE WHEN {capture} THEN '' ELSE {axis_case} END,
+            CASE WHEN {capture} THEN '' ELSE {axis_case} END,
+            CASE WHEN {capture} THEN '' WHEN n % 10 BETWEEN 2 AND 6 THEN 'false_negative' ELSE '' END,
+            {status},
+            {text}, '', 'answer ' || n, '{{"hallucination": 0.2}}', 'note ' || n, 'm' || n, 's' || (n % 997), '',
+            CASE WHEN {capture} THEN 'agent' ELSE 'end_user' END, NULL, {token_id},
+            CASE WHEN {capture} THEN 'low_confidence' ELSE '' END,
+            CASE WHEN {capture} AND n % 100 <> 0 THEN 'wrong' ELSE '' END,
+            '', '', NULL, '', '', 1, NULL, NULL, {created}, {created}
+        FROM ({series}) AS series
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        cursor.execute("ANALYZE")
+
+
+def queue(database: str) -> None:
+    from bench.common import setup_django
+
+    if database == "postgresql":
+        name = PG_URL.rsplit("/", 1)[1]
+        subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", name], check=True)
+        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True)
+        setup_django(PG_URL)
+    else:
+        setup_django()
+    from django.db import connection
+    from django.test import Client
+
+    from consoles.models import ApiToken, Role
+    from consoles.services import application_create, membership_set, token_issue
+    from consoles.tests.factories import UserFactory
+
+    app = application_create(slug="bench", name="Bench")
+    token_issue(name="bench", application=app)
+    token = ApiToken.objects.get(application=app)
+    user = UserFactory(username="bench-curator")
+    membership_set(application=app, user=user, role=Role.CURATOR)
+    started = time.perf_counter()
+    _populate(connection.vendor, app.pk, token.pk, ROWS)
+    fill = time.perf_counter() - started
+
+    client = Client()
+    client.force_login(user)
+    base = f"/a/{app.slug}/flags/"
+    second_page = client.get(base + "?sort=-created").context["next_link"]
+    deep = client.get(base + "?status=pending&problem=offensive").context["next_link"]
+    pages = {
+        "healthz (reference)": "/healthz",
+        "first page": base + "?sort=-created",
+        "filtered: pending + axis": base + "?status=pending&axis=jailbreak",
+        "filtered: captures (agent)": base + "?author_kind=agent",
+        "filtered: date range": base + "?created_from=2026-01-05&created_to=2026-01-06",
+        "next page by cursor": base + second_page,
+        "filtered, next page": base + deep,
+    }
+    print(f"queue on {connection.vendor}: {ROWS:,} flags (filled in {fill:.0f} s), {QUEUE_SAMPLES} requests each")
+    reference = None
+    for label, url in pages.items():
+        samples = []
+        for _ in range(QUEUE_SAMPLES + 3):
+            t0 = time.perf_counter()
+            response = client.get(url)
+            samples.append(time.perf_counter() - t0)
+            assert response.status_code == 200, (url, response.status_code)
+        samples = samples[3:]  # warm-up
+        p = _p95(samples) * 1000
+        if reference is None:
+            reference = p
+            print(f"  {label:<28} p95 {p:7.2f} ms")
+            continue
+        verdict = "PASS" if p < TARGET_MS else "FAIL"
+        print(f"  {label:<28} p95 {p:7.2f} ms   x{p / reference:5.1f} healthz   (target < {TARGET_MS:.0f} ms: {verdict})")
+    if database == "postgresql":
+        connection.close()
+        subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", PG_URL.rsplit("/", 1)[1]],
+                       check=False)
+
+
+PARTS = {"ingest": ingest, "queue-sqlite": lambda: queue("sqlite"), "queue-postgresql": lambda: queue("postgresql")}
+
+
+def main() -> None:
+    wanted = os.environ.get("BENCH_FLAGS_PARTS", ",".join(PARTS)).split(",")
+    for part in wanted:
+        # Each part in its own process: Django is configured once per process.
+        subprocess.run([sys.executable, "-c", f"from bench.bench_flags import PARTS; PARTS[{part!r}]()"],
+                       cwd=ROOT, check=False)
+
+
+if __name__ == "__main__":
+    main()

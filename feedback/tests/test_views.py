@@ -1,0 +1,189 @@
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from consoles.testing import assert_sealed
+from feedback.models import Flag, FlagReview
+
+from .factories import CaptureFactory, FlagFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _queue(slug="acme"):
+    return reverse("feedback:queue", args=[slug])
+
+
+def _detail(flag):
+    return reverse("feedback:detail", args=[flag.application.slug, flag.public_id])
+
+
+def _review(flag):
+    return reverse("feedback:review", args=[flag.application.slug, flag.public_id])
+
+
+def test_the_queue_lists_flags_in_few_queries_at_any_size(client, application, viewer, django_assert_max_num_queries):
+    for i in range(60):
+        FlagFactory(application=application, message_id=f"m{i}")
+    client.force_login(viewer)
+    with django_assert_max_num_queries(8):
+        response = client.get(_queue() + "?status=pending")
+    html = response.content.decode()
+    assert response.status_code == 200 and html.count("data-flag-id=") == 50
+    assert 'rel="next"' in html and "COUNT" not in str(response)
+    assert 'name="ids"' not in html  # a viewer gets no bulk selection
+
+
+def test_an_htmx_request_gets_only_the_rows(client, application, curator):
+    FlagFactory(application=application, note="row note")
+    client.force_login(curator)
+    response = client.get(_queue() + "?status=pending", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="queue-rows")
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html and 'id="queue-rows"' in html and "row note" in html
+
+
+def test_filters_narrow_the_rows_and_bad_filters_say_why(client, application, curator):
+    FlagFactory(application=application, problem="offensive", suggested_axis="toxicity", note="rude one")
+    FlagFactory(application=application, note="made up one")
+    client.force_login(curator)
+    html = client.get(_queue() + "?axis=toxicity").content.decode()
+    assert "rude one" in html and "made up one" not in html
+    html = client.get(_queue() + "?status=bogus").content.decode()
+    assert "Select a valid choice" in html and "rude one" not in html
+
+
+def test_filters_are_remembered_per_user_and_never_shared(client, application, curator, curator2):
+    client.force_login(curator)
+    client.get(_queue() + "?status=approved&region=prompt")
+    response = client.get(_queue())
+    assert response.status_code == 302 and response.url.endswith("?status=approved&region=prompt")
+    client.force_login(curator2)
+    response = client.get(_queue())
+    assert response.status_code == 302 and response.url.endswith("?status=pending")
+
+
+def test_the_detail_escapes_user_text_and_shows_scores_and_history(client, application, curator):
+    flag = FlagFactory(application=application, prompt="<script>alert('x')</script>", note="<b>bold</b>",
+                       detector_scores={"hallucination": 0.7})
+    client.force_login(curator)
+    html = client.get(_detail(flag)).content.decode()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html
+    assert '<meter min="0" max="1" value="0.700"' in html
+    assert "End user" in html and "Created" in html
+
+
+def test_opening_a_pending_flag_claims_it(client, application, curator, curator2):
+    flag = FlagFactory(application=application)
+    client.force_login(curator)
+    client.get(_detail(flag))
+    flag.refresh_from_db()
+    assert flag.claimed_by == curator and flag.claimed_until > timezone.now()
+    client.force_login(curator2)
+    html = client.get(_detail(flag)).content.decode()
+    assert "Open by cora" in html
+    assert Flag.objects.get(pk=flag.pk).claimed_by == curator  # not stolen
+
+
+def test_next_skips_flags_another_curator_has_open(client, application, curator, curator2):
+    older = FlagFactory(application=application, created_at=timezone.now() - timedelta(hours=2))
+    newer = FlagFactory(application=application, created_at=timezone.now() - timedelta(hours=1))
+    client.force_login(curator)
+    assert client.get(reverse("feedback:next", args=["acme"])).url.startswith(_detail(older))
+    client.force_login(curator2)
+    assert client.get(reverse("feedback:next", args=["acme"])).url.startswith(_detail(newer))
+
+
+def test_approve_by_form_then_the_next_pending_flag_opens(client, application, curator):
+    first = FlagFactory(application=application, created_at=timezone.now() - timedelta(hours=2))
+    second = FlagFactory(application=application, created_at=timezone.now() - timedelta(hours=1))
+    client.force_login(curator)
+    response = client.post(_review(first) + "?status=pending", {
+        "decision": "approved", "version": 1, "axis": "jailbreak", "verdict": "false_positive", "note": "ok"})
+    assert response.status_code == 302 and response.url == _detail(second) + "?status=pending"
+    first.refresh_from_db()
+    assert (first.status, first.axis, first.verdict) == ("approved", "jailbreak", "false_positive")
+    assert FlagReview.objects.get().reviewer == curator
+    html = client.get(response.url).content.decode()
+    assert f"Approved {first.public_id}." in html
+
+
+def test_reject_and_reopen_by_form(client, application, curator):
+    flag = FlagFactory(application=application)
+    client.force_login(curator)
+    client.post(_review(flag), {"decision": "rejected", "version": 1, "note": "noise"})
+    assert Flag.objects.get(pk=flag.pk).status == "rejected"
+    response = client.post(_review(flag), {"decision": "pending", "version": 2})
+    assert response.status_code == 302 and response.url == _detail(flag)
+    assert Flag.objects.get(pk=flag.pk).status == "pending"
+
+
+def test_a_decision_on_a_flag_decided_meanwhile_shows_a_conflict(client, application, curator, curator2):
+    flag = FlagFactory(application=application)
+    client.force_login(curator2)
+    client.post(_review(flag), {"decision": "rejected", "version": 1})
+    client.force_login(curator)
+    response = client.post(_review(flag), {"decision": "approved", "version": 1})
+    html = response.content.decode()
+    assert response.status_code == 409 and 'data-testid="conflict"' in html and "rejected" in html
+    assert Flag.objects.get(pk=flag.pk).status == "rejected" and FlagReview.objects.count() == 1
+
+
+def test_an_invalid_decision_is_a_form_error(client, application, curator):
+    flag = FlagFactory(application=application)
+    client.force_login(curator)
+    response = client.post(_review(flag), {"decision": "approved", "version": 1, "axis": "vibes"})
+    assert response.status_code == 422 and "Select a valid choice" in response.content.decode()
+    assert Flag.objects.get(pk=flag.pk).status == "pending"
+
+
+def test_a_capture_is_labelled_from_the_screen(client, application, curator):
+    capture = CaptureFactory(application=application)
+    client.force_login(curator)
+    html = client.get(_detail(capture)).content.decode()
+    assert 'data-testid="label-form"' in html and "should-have-refused" in html and 'data-testid="approve-form"' not in html
+    client.post(_review(capture), {"decision": "labelled", "version": 1, "label": "wrong"})
+    capture.refresh_from_db()
+    assert capture.status == "labelled" and capture.capture_label == "wrong"
+
+
+def test_a_viewer_cannot_decide(client, application, viewer):
+    flag = FlagFactory(application=application)
+    client.force_login(viewer)
+    assert 'data-testid="approve-form"' not in client.get(_detail(flag)).content.decode()
+    assert client.post(_review(flag), {"decision": "rejected", "version": 1}).status_code == 403
+    assert Flag.objects.get(pk=flag.pk).status == "pending" and Flag.objects.get(pk=flag.pk).claimed_by is None
+
+
+def test_bulk_reject_rejects_the_selected_rows(client, application, curator):
+    flags = [FlagFactory(application=application) for _ in range(3)]
+    client.force_login(curator)
+    url = reverse("feedback:bulk_reject", args=["acme"])
+    assert client.get(url).status_code == 302
+    response = client.post(url, {"ids": [flags[0].public_id, flags[2].public_id]})
+    assert response.status_code == 302
+    assert [Flag.objects.get(pk=f.pk).status for f in flags] == ["rejected", "pending", "rejected"]
+    assert client.post(url, {}).status_code == 302  # nothing selected: a message, nothing written
+
+
+def test_another_tenants_flag_is_404_on_every_screen(client, tenant_pair):
+    flag = FlagFactory(application=tenant_pair.b)
+    assert_sealed(client, tenant_pair.member_of_a, _detail(flag))
+    assert_sealed(client, tenant_pair.member_of_a, _review(flag), method="post",
+                  data={"decision": "rejected", "version": 1})
+    # and A's own URL for B's flag is a 404 too
+    url = reverse("feedback:detail", args=[tenant_pair.a.slug, flag.public_id])
+    client.force_login(tenant_pair.member_of_a)
+    assert client.get(url).status_code == 404
+    assert Flag.objects.get(pk=flag.pk).status == "pending"
+
+
+def test_the_detail_page_query_count_is_bounded(client, application, curator, django_assert_max_num_queries):
+    flag = FlagFactory(application=application)
+    for i in range(30):
+        FlagFactory(application=application, message_id=f"n{i}")
+    client.force_login(curator)
+    with django_assert_max_num_queries(14):
+        assert client.get(_detail(flag)).status_code == 200

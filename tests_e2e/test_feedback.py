@@ -1,0 +1,136 @@
+"""Browser tests of the triage queue: keys, decisions, the two-curator conflict, escaping."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from consoles.models import Role
+from consoles.tests.factories import ApplicationFactory, MembershipFactory, UserFactory
+from feedback.models import Flag
+from feedback.tests.factories import FlagFactory
+
+from .conftest import login
+
+
+@pytest.fixture
+def queue(transactional_db):
+    app = ApplicationFactory(slug="acme", name="Acme assistant")
+    for name in ("cora", "carl"):
+        MembershipFactory(user=UserFactory(username=name), application=app, role=Role.CURATOR)
+    now = timezone.now()
+    flags = [
+        FlagFactory(application=app, message_id=f"m{i}", note=f"note {i}", created_at=now - timedelta(hours=10 - i))
+        for i in range(3)
+    ]
+    return app, flags
+
+
+def _status(flag) -> str:
+    return Flag.objects.get(pk=flag.pk).status
+
+
+def test_approve_by_keyboard_then_the_next_pending_flag_opens(page, queue):
+    app, flags = queue
+    violations = []
+    page.on("console", lambda m: violations.append(m.text) if "Content Security Policy" in m.text else None)
+    login(page, "cora")
+    page.goto("/a/acme/flags/")
+    page.get_by_test_id("next-pending").click()
+    detail = page.get_by_test_id("flag-detail")
+    expect(detail).to_have_attribute("data-flag-id", flags[0].public_id)
+    page.keyboard.press("?")
+    expect(page.locator("#keys-help")).to_be_visible()
+    page.keyboard.press("?")
+    expect(page.locator("#keys-help")).to_be_hidden()
+    page.keyboard.press("a")
+    expect(page.get_by_role("status").filter(has_text=f"Approved {flags[0].public_id}")).to_be_visible()
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", flags[1].public_id)
+    stored = Flag.objects.get(pk=flags[0].pk)
+    assert (stored.status, stored.axis, stored.verdict) == ("approved", "hallucination", "false_negative")
+    assert violations == []
+
+
+def test_j_and_k_move_between_flags(page, queue):
+    app, flags = queue
+    login(page, "cora")
+    page.goto("/a/acme/flags/")
+    page.keyboard.press("j")  # opens the first row (newest first)
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", flags[2].public_id)
+    page.keyboard.press("j")
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", flags[1].public_id)
+    page.keyboard.press("k")
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", flags[2].public_id)
+
+
+def test_reject_then_reopen(page, queue):
+    app, flags = queue
+    login(page, "cora")
+    page.goto(f"/a/acme/flags/{flags[2].public_id}/")
+    page.get_by_label("Why reject (optional)").fill("noise")
+    page.get_by_role("button", name="Reject r", exact=True).click()
+    expect(page.get_by_role("status").filter(has_text=f"Rejected {flags[2].public_id}")).to_be_visible()
+    assert _status(flags[2]) == "rejected"
+    page.goto(f"/a/acme/flags/{flags[2].public_id}/")
+    expect(page.get_by_test_id("flag-status")).to_have_text("rejected")
+    expect(page.get_by_test_id("history")).to_contain_text("noise")
+    page.get_by_role("button", name="Re-open").click()
+    expect(page.get_by_test_id("flag-status")).to_have_text("pending")
+    assert _status(flags[2]) == "pending"
+
+
+def test_two_curators_deciding_the_same_flag_get_a_conflict_not_an_overwrite(new_page, queue):
+    app, flags = queue
+    cora, carl = new_page(), new_page()
+    login(cora, "cora")
+    login(carl, "carl")
+    url = f"/a/acme/flags/{flags[0].public_id}/"
+    cora.goto(url)
+    carl.goto(url)
+    expect(carl.get_by_role("status").filter(has_text="Open by cora")).to_be_visible()
+    cora.get_by_role("button", name="Reject r", exact=True).click()
+    expect(cora.get_by_role("status").filter(has_text="Rejected")).to_be_visible()
+    carl.keyboard.press("a")  # carl still sees the old version
+    conflict = carl.get_by_test_id("conflict")
+    expect(conflict).to_be_visible()
+    expect(conflict).to_contain_text("rejected")
+    expect(carl.get_by_test_id("flag-status")).to_have_text("rejected")
+    assert _status(flags[0]) == "rejected"
+
+
+def test_a_prompt_with_a_script_renders_as_text(page, queue):
+    app, _ = queue
+    evil = FlagFactory(application=app, message_id="evil", prompt="<script>window.__pwned = 1</script>",
+                       note="<img src=x onerror=window.__pwned=2>")
+    login(page, "cora")
+    page.goto(f"/a/acme/flags/{evil.public_id}/")
+    expect(page.get_by_test_id("flag-prompt")).to_have_text("<script>window.__pwned = 1</script>")
+    expect(page.get_by_test_id("flag-note")).to_have_text("<img src=x onerror=window.__pwned=2>")
+    assert page.evaluate("typeof window.__pwned") == "undefined"
+
+
+def test_filters_swap_the_table_in_place_and_stay_in_the_url(page, queue):
+    app, flags = queue
+    FlagFactory(application=app, message_id="tox", problem="offensive", suggested_axis="toxicity", note="rude")
+    login(page, "cora")
+    page.goto("/a/acme/flags/")
+    page.evaluate("window.__same_page = true")
+    page.get_by_label("Axis").select_option("toxicity")
+    expect(page.get_by_test_id("queue-table").locator("tbody tr")).to_have_count(1)
+    expect(page.get_by_test_id("queue-table")).to_contain_text("rude")
+    assert "axis=toxicity" in page.url
+    assert page.evaluate("window.__same_page") is True  # no full reload
+    page.go_back()
+    expect(page.get_by_test_id("queue-table").locator("tbody tr")).to_have_count(4)
+
+
+def test_bulk_reject_of_selected_rows(page, queue):
+    app, flags = queue
+    login(page, "cora")
+    page.goto("/a/acme/flags/")
+    for flag in flags[:2]:
+        page.locator(f'tr[data-flag-id="{flag.public_id}"] input[name="ids"]').check()
+    page.get_by_test_id("bulk-reject").click()
+    expect(page.get_by_role("status").filter(has_text="Rejected 2 flags")).to_be_visible()
+    assert [_status(f) for f in flags] == ["rejected", "rejected", "pending"]
