@@ -4,6 +4,7 @@ from django.urls import include, path
 
 from adjudication.api import router as adjudication_router
 from feedback.api import router as feedback_router
+from feedback.export_api import router as feedback_export_router
 from sampling.api import router as sampling_router
 from teaching.api import router as teaching_router
 
@@ -12,6 +13,8 @@ from .api import api
 
 # Each domain app's API router is mounted here: project wiring, not domain logic.
 
+# Before the flag routes: /flags/export must not be read as a flag id.
+api.add_router("/v1", feedback_export_router)
 api.add_router("/v1", feedback_router)
 api.add_router("/v1", adjudication_router)
 api.add_router("/v1", sampling_router)

@@ -436,3 +436,150 @@ class CaseFeedback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.disposition} on {self.case_ref} ({self.author_kind})"
+# --- Exports and data governance ---------------------------------------------
+
+
+class ExportKind(models.TextChoices):
+    FLAGS_FILE = "flags_file", "JSONL corpus file (export_flags)"
+    FLAGS_DOWNLOAD = "flags_download", "JSONL download (API or queue button)"
+    DRAFTS = "drafts", "YAML drafts (export_drafts)"
+
+
+class ExportManifest(models.Model):
+    """One export: where it went, what it held, and whether it is still valid.
+
+    `flag_set` lists exactly which flags the export held (sorted primary keys,
+    delta-encoded and compressed; see `feedback.exports.encode_id_set`), so an
+    erasure or a retention purge finds every file an erased flag appears in and
+    marks it stale, without reading the files. Downloads are recorded too
+    (without a path): the operator then knows who holds a copy.
+    """
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=ExportKind.choices)
+    path = models.CharField(max_length=1024, blank=True, help_text="The file (or drafts directory).")
+    filters = models.JSONField(default=dict, blank=True)
+    # sha256 of the canonical filters: `--since-last` continues the series with the same filters.
+    filters_key = models.CharField(max_length=64)
+    row_count = models.PositiveBigIntegerField(default=0)
+    byte_count = models.PositiveBigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+    corpus_version = models.CharField(max_length=32, blank=True)
+    flag_set = models.BinaryField()
+    # Rows changed after `since` (None: everything) and up to `watermark` (when the read began).
+    since = models.DateTimeField(null=True, blank=True)
+    watermark = models.DateTimeField()
+    generated_at = models.DateTimeField()
+    # Who asked: a human, an application token, or (both empty) an operator's command.
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_by_token = models.ForeignKey(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    requested_by_label = models.CharField(max_length=200, blank=True)
+    stale_at = models.DateTimeField(null=True, blank=True)
+    stale_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-generated_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=ExportKind.values),
+                name="%(app_label)s_%(class)s_kind_valid",
+                violation_error_code="export_kind_invalid",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind=ExportKind.FLAGS_DOWNLOAD) | ~Q(path=""),
+                name="%(app_label)s_%(class)s_file_has_path",
+                violation_error_code="export_path_required",
+            ),
+            models.CheckConstraint(
+                condition=Q(sha256="") | Q(sha256__regex=r"^[0-9a-f]{64}$"),
+                name="%(app_label)s_%(class)s_sha256_format",
+                violation_error_code="export_sha256_format",
+            ),
+            models.CheckConstraint(
+                condition=Q(stale_at__isnull=True) | ~Q(stale_reason=""),
+                name="%(app_label)s_%(class)s_stale_has_reason",
+                violation_error_code="export_stale_reason_required",
+            ),
+            models.CheckConstraint(
+                condition=Q(since__isnull=True) | Q(since__lte=models.F("watermark")),
+                name="%(app_label)s_%(class)s_since_before_watermark",
+                violation_error_code="export_since_after_watermark",
+            ),
+        ]
+        indexes = [
+            # --since-last: the newest export of a series.
+            models.Index(
+                fields=["application", "kind", "filters_key", "generated_at"], name="fb_export_series"
+            ),
+            # Erasure and retention: the exports still valid, newest first.
+            models.Index(fields=["application", "stale_at", "generated_at"], name="fb_export_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.path or '(download)'} ({self.row_count} rows)"
+
+    @property
+    def is_stale(self) -> bool:
+        return self.stale_at is not None
+
+
+class ErasureKind(models.TextChoices):
+    SESSION = "session_id", "A session (session id)"
+    END_USER = "end_user_ref", "An end user (end-user reference)"
+    RETENTION = "retention", "Retention purge (older than retention_days)"
+
+
+class ErasureRecord(models.Model):
+    """What an erasure or a retention purge removed: who, when, how many — never
+    the erased content. The subject is kept only as a keyed digest, so an
+    auditor can confirm that a given subject was erased without the console
+    keeping the identifier itself."""
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=ErasureKind.choices)
+    subject_digest = models.CharField(max_length=64, blank=True)
+    requested_by = models.CharField(max_length=200, help_text="The operator (or cron) who ran it.")
+    performed_at = models.DateTimeField()
+    cutoff = models.DateTimeField(null=True, blank=True, help_text="Retention: flags created before this.")
+    flags_deleted = models.PositiveIntegerField(default=0)
+    events_deleted = models.PositiveIntegerField(default=0)
+    reviews_deleted = models.PositiveIntegerField(default=0)
+    bank_entries_removed = models.PositiveIntegerField(default=0)
+    stale_exports = models.JSONField(
+        default=list, blank=True, help_text="The export files that held erased flags (paths or downloads)."
+    )
+
+    class Meta:
+        ordering = ["-performed_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=ErasureKind.values),
+                name="%(app_label)s_%(class)s_kind_valid",
+                violation_error_code="erasure_kind_invalid",
+            ),
+            # A subject erasure names its subject (as a digest); a purge names its cutoff.
+            models.CheckConstraint(
+                condition=(
+                    Q(kind=ErasureKind.RETENTION, cutoff__isnull=False, subject_digest="")
+                    | (~Q(kind=ErasureKind.RETENTION) & Q(subject_digest__regex=r"^[0-9a-f]{64}$"))
+                ),
+                name="%(app_label)s_%(class)s_subject_or_cutoff",
+                violation_error_code="erasure_subject_required",
+            ),
+            models.CheckConstraint(
+                condition=~Q(requested_by=""),
+                name="%(app_label)s_%(class)s_requested_by_required",
+                violation_error_code="erasure_requested_by_required",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["application", "performed_at"], name="fb_erasure_app_performed"),
+            models.Index(fields=["application", "subject_digest"], name="fb_erasure_subject"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} on {self.performed_at:%Y-%m-%d}: {self.flags_deleted} flags"

@@ -4,21 +4,35 @@ human decision, its FlagReview) in that same transaction.
 """
 
 import hashlib
+import hmac
 import json
 import math
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Min, Q
 from django.utils import timezone
 
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
 from consoles.models import ApiToken, Application
 
+from .drafts import render_drafts, write_drafts
+from .exports import (
+    EXPORT_FIELDS,
+    ExportTally,
+    check_writable,
+    encode_id_set,
+    iso_utc,
+    jsonl_chunks,
+    stage_write,
+    write_manifest,
+)
 from .models import (
     PUBLIC_ID_PREFIX,
     ActorKind,
@@ -26,13 +40,24 @@ from .models import (
     CaptureReason,
     CaseFeedback,
     Disposition,
+    ErasureKind,
+    ErasureRecord,
     EventAction,
+    ExportKind,
+    ExportManifest,
     Flag,
     FlagEvent,
     FlagReview,
     FlagStatus,
     Region,
     Verdict,
+)
+from .selectors import (
+    FlagFilters,
+    export_manifest_previous,
+    export_manifests_containing,
+    flag_export_batches,
+    reviewed_items,
 )
 
 CLAIM_DURATION = timedelta(minutes=5)
@@ -496,3 +521,340 @@ def case_feedback_submit(
             author_user=actor.user,
             author_token=actor.token,
         )
+# --- Exports and data governance ---------------------------------------------
+#
+# Exports stream from the database into a staged file; the manifest row that
+# records exactly which flags the file holds is written before the file
+# appears, so an erasure or a purge can always find every file an erased flag
+# is in. Erasure and retention delete the flags with their events and reviews
+# (the one sanctioned exception to append-only history) and record what they
+# did without the erased content.
+
+# `--since-last` re-reads this much before the previous export's watermark: a
+# review committing while that export was reading is then never missed (a
+# consumer keeps the last line per id).
+SINCE_LAST_OVERLAP = timedelta(minutes=2)
+PURGE_BATCH = 1000
+
+ErasureHook = Callable[..., int]
+_erasure_hooks: list[ErasureHook] = []
+
+
+def register_erasure_hook(hook: ErasureHook) -> None:
+    """Derived stores (the exemplar bank) register `hook(*, application, flag_pks) -> int`
+    in their AppConfig.ready(); erasure calls it in its transaction and records
+    how many entries it removed."""
+    if hook not in _erasure_hooks:
+        _erasure_hooks.append(hook)
+
+
+def export_filters_dict(filters: FlagFilters) -> dict[str, str]:
+    """The filters as recorded in a manifest: only those set, dates as ISO days."""
+    return {
+        name: value.isoformat() if isinstance(value, date) else value
+        for name, value in sorted(asdict(filters).items())
+        if value
+    }
+
+
+def export_filters_key(filters: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(filters, sort_keys=True).encode()).hexdigest()
+
+
+def _as_utc(moment: datetime | None) -> str | None:
+    return iso_utc(moment) if moment is None else moment.astimezone(UTC).isoformat()
+
+
+def export_manifest_document(manifest: ExportManifest) -> dict[str, Any]:
+    """The manifest as written next to the file and printed by `--json`."""
+    return {
+        "manifest_id": manifest.pk,
+        "application_id": manifest.application.slug,
+        "kind": manifest.kind,
+        "path": manifest.path,
+        "file": Path(manifest.path).name if manifest.path else None,
+        "format": "jsonl" if manifest.kind != ExportKind.DRAFTS else "yaml",
+        "fields": list(EXPORT_FIELDS) if manifest.kind != ExportKind.DRAFTS else None,
+        "rows": manifest.row_count,
+        "bytes": manifest.byte_count,
+        "sha256": manifest.sha256,
+        "corpus_version": manifest.corpus_version,
+        "filters": manifest.filters,
+        "since": _as_utc(manifest.since),
+        "watermark": _as_utc(manifest.watermark),
+        "generated_at": _as_utc(manifest.generated_at),
+        "stale": manifest.is_stale,
+    }
+
+
+def _export_manifest_create(
+    *,
+    application: Application,
+    kind: str,
+    path: str,
+    filters: dict[str, str],
+    tally: ExportTally,
+    since: datetime | None,
+    watermark: datetime,
+    requested_by: AbstractBaseUser | None = None,
+    requested_by_token: ApiToken | None = None,
+    requested_by_label: str = "",
+    sha256: str | None = None,
+) -> ExportManifest:
+    return ExportManifest.objects.create(
+        application=application,
+        kind=kind,
+        path=path,
+        filters=filters,
+        filters_key=export_filters_key(filters),
+        row_count=tally.rows,
+        byte_count=tally.bytes,
+        sha256=tally.sha256 if sha256 is None else sha256,
+        corpus_version=tally.corpus_version,
+        flag_set=encode_id_set(tally.flag_pks),
+        since=since,
+        watermark=watermark,
+        generated_at=timezone.now(),
+        requested_by=requested_by,
+        requested_by_token=requested_by_token,
+        requested_by_label=requested_by_label[:200],
+    )
+
+
+def flags_export_file(
+    *,
+    application: Application,
+    filters: FlagFilters,
+    out: Path,
+    since_last: bool = False,
+    requested_by_label: str = "",
+    on_rows: Callable[[int], None] | None = None,
+) -> ExportManifest:
+    """Export flags as JSONL to `out`, atomically, with its manifest next to it.
+
+    A reader of `out` sees the previous file or the complete new one, never a
+    partial file: the rows go to a temporary file in the same directory, the
+    manifest row is recorded, then the file is renamed into place. Any failure
+    (unwritable path, the database mid-export) leaves nothing at `out`.
+    """
+    out = check_writable(Path(out))
+    filters.validate(application)
+    recorded = export_filters_dict(filters)
+    since = None
+    if since_last:
+        previous = export_manifest_previous(
+            application=application, kind=ExportKind.FLAGS_FILE, filters_key=export_filters_key(recorded)
+        )
+        if previous is not None:
+            since = previous.watermark - SINCE_LAST_OVERLAP
+    watermark = timezone.now()
+    tally = ExportTally()
+    rows = flag_export_batches(application=application, filters=filters, changed_since=since)
+    staged = stage_write(out, jsonl_chunks(rows, tally=tally, on_rows=on_rows))
+    try:
+        with transaction.atomic():
+            manifest = _export_manifest_create(
+                application=application, kind=ExportKind.FLAGS_FILE, path=str(out.resolve()),
+                filters=recorded, tally=tally, since=since, watermark=watermark,
+                requested_by_label=requested_by_label,
+            )
+    except BaseException:
+        staged.discard()
+        raise
+    try:
+        staged.commit()
+    except BaseException:
+        # No file appeared: the record of it goes too.
+        ExportManifest.objects.filter(pk=manifest.pk).delete()
+        raise
+    write_manifest(out, export_manifest_document(manifest))
+    return manifest
+
+
+def flags_download_record(
+    *,
+    application: Application,
+    filters: FlagFilters,
+    tally: ExportTally,
+    watermark: datetime,
+    principal_user: AbstractBaseUser | None,
+    principal_token: ApiToken | None,
+    label: str,
+) -> ExportManifest:
+    """Record a streamed download (API or queue button) once it ended, so erasure
+    can tell the operator who holds a copy. A download cut short is recorded
+    with what was sent and no checksum."""
+    with transaction.atomic():
+        return _export_manifest_create(
+            application=application, kind=ExportKind.FLAGS_DOWNLOAD, path="",
+            filters=export_filters_dict(filters), tally=tally, since=None, watermark=watermark,
+            requested_by=principal_user, requested_by_token=principal_token, requested_by_label=label,
+            sha256=tally.sha256 if tally.finished else "",
+        )
+
+
+def drafts_export(*, application: Application, out_dir: Path, requested_by_label: str = "") -> ExportManifest:
+    """Write the three YAML draft files under `out_dir` (never over a file that is
+    not one of our drafts) and record which flags they hold."""
+    watermark = timezone.now()
+    items = list(reviewed_items(application=application))
+    files = render_drafts(items, application_id=application.slug)
+    written = write_drafts(Path(out_dir), files)
+    tally = ExportTally()
+    for item in items:
+        tally.flag_pks.append(item.pk)
+        tally._corpus.update(f"{item.flag_id}:{item.decided_at.isoformat()}\n".encode())
+    tally.rows = len(items)
+    digest = hashlib.sha256()
+    for path in written:
+        data = path.read_bytes()
+        tally.bytes += len(data)
+        digest.update(data)
+    with transaction.atomic():
+        return _export_manifest_create(
+            application=application, kind=ExportKind.DRAFTS, path=str(Path(out_dir).resolve()),
+            filters={"files": sorted(p.name for p in written)}, tally=tally, since=None,
+            watermark=watermark, requested_by_label=requested_by_label, sha256=digest.hexdigest(),
+        )
+
+
+def _delete_flags(application: Application, pks: list[int]) -> tuple[int, int, int]:
+    """Delete flags with their events and reviews: (flags, events, reviews).
+
+    Events are append-only; retention and erasure are the one sanctioned
+    exception (`erase()`), and only for flags that go entirely.
+    """
+    if not pks:
+        return 0, 0, 0
+    events = FlagEvent.objects.filter(application=application, flag_id__in=pks).erase()
+    reviews = FlagReview.objects.filter(application=application, flag_id__in=pks).delete()[0]
+    flags = Flag.objects.filter(application=application, pk__in=pks).delete()[1].get(Flag._meta.label, 0)
+    return flags, events, reviews
+
+
+def _mark_exports_stale(
+    hits: list[tuple[ExportManifest, int]], *, reason: str, now: datetime
+) -> list[str]:
+    """Mark exports stale (those not already) and describe each file for the operator."""
+    fresh = [manifest.pk for manifest, _ in hits if manifest.stale_at is None]
+    if fresh:
+        ExportManifest.objects.filter(pk__in=fresh).update(stale_at=now, stale_reason=reason[:200])
+    return [_describe_export(manifest) for manifest, _ in hits]
+
+
+def _describe_export(manifest: ExportManifest) -> str:
+    if manifest.path:
+        return manifest.path
+    who = manifest.requested_by_label or "unknown"
+    return f"download #{manifest.pk} by {who} at {iso_utc(manifest.generated_at)}"
+
+
+def subject_digest(*, application: Application, kind: str, value: str) -> str:
+    """A keyed digest of an erased subject: confirms "was X erased?" without keeping X."""
+    message = f"{application.pk}\x1f{kind}\x1f{value}".encode()
+    return hmac.new(settings.SECRET_KEY.encode(), message, hashlib.sha256).hexdigest()
+
+
+def subject_erase(
+    *, application: Application, session_id: str = "", end_user_ref: str = "", requested_by: str
+) -> ErasureRecord:
+    """Erase everything the console holds about one subject (a session or an end user).
+
+    In one transaction: removes the subject's flags from derived stores (the
+    exemplar bank, via erasure hooks), deletes the flags with their events and
+    reviews, marks every export that held them stale and records the erasure
+    (who, when, how many, which files) without the erased content.
+    """
+    errors: dict[str, str] = {}
+    given = {k: v for k, v in {"session_id": session_id, "end_user_ref": end_user_ref}.items() if v}
+    if len(given) != 1:
+        errors["subject"] = "Give exactly one of a session id or an end-user reference."
+    if not (requested_by or "").strip():
+        errors["requested_by"] = "Say who asked for the erasure."
+    if errors:
+        raise InvalidInput(next(iter(errors.values())), fields=errors)
+    kind, value = next(iter(given.items()))
+    now = timezone.now()
+    with transaction.atomic():
+        subject = Flag.objects.filter(application=application, **{kind: value})
+        pks = list(subject.values_list("pk", flat=True))
+        earliest = subject.aggregate(earliest=Min("created_at"))["earliest"]
+        hits = export_manifests_containing(application=application, flag_pks=pks, earliest_created_at=earliest)
+        bank = sum(hook(application=application, flag_pks=pks) for hook in _erasure_hooks) if pks else 0
+        flags, events, reviews = _delete_flags(application, pks)
+        record = ErasureRecord.objects.create(
+            application=application, kind=kind,
+            subject_digest=subject_digest(application=application, kind=kind, value=value),
+            requested_by=requested_by.strip()[:200], performed_at=now, flags_deleted=flags,
+            events_deleted=events, reviews_deleted=reviews, bank_entries_removed=bank,
+        )
+        record.stale_exports = _mark_exports_stale(hits, reason=f"erasure #{record.pk}", now=now)
+        ErasureRecord.objects.filter(pk=record.pk).update(stale_exports=record.stale_exports)
+    return record
+
+
+@dataclass(frozen=True)
+class PurgeReport:
+    application: Application
+    cutoff: datetime
+    record: ErasureRecord | None  # None when nothing had expired
+
+    @property
+    def flags_deleted(self) -> int:
+        return self.record.flags_deleted if self.record else 0
+
+
+def flags_purge_expired(
+    *, requested_by: str = "purge_expired", now: datetime | None = None, batch_size: int = PURGE_BATCH
+) -> list[PurgeReport]:
+    """Delete every flag older than its application's `retention_days` (blank: kept).
+
+    Works in batches, each in its own transaction (deletions, stale marks), so a
+    big first purge never holds a long lock and an interrupted run simply
+    continues next time: safe to run from cron as often as you like.
+    """
+    now = now or timezone.now()
+    reports = []
+    for application in Application.objects.filter(retention_days__isnull=False).order_by("slug"):
+        cutoff = now - timedelta(days=application.retention_days)
+        reports.append(_purge_application(application, cutoff=cutoff, now=now, batch_size=batch_size,
+                                          requested_by=requested_by))
+    return reports
+
+
+def _purge_application(
+    application: Application, *, cutoff: datetime, now: datetime, batch_size: int, requested_by: str
+) -> PurgeReport:
+    expired = Flag.objects.filter(application=application, created_at__lt=cutoff).order_by("created_at", "id")
+    totals = {"flags": 0, "events": 0, "reviews": 0, "bank": 0}
+    stale: dict[str, None] = {}
+    record = None
+    while True:
+        with transaction.atomic():
+            batch = list(expired.values_list("pk", "created_at")[:batch_size])
+            if not batch:
+                break
+            pks = [pk for pk, _ in batch]
+            hits = export_manifests_containing(
+                application=application, flag_pks=pks, earliest_created_at=batch[0][1]
+            )
+            totals["bank"] += sum(hook(application=application, flag_pks=pks) for hook in _erasure_hooks)
+            flags, events, reviews = _delete_flags(application, pks)
+            totals["flags"] += flags
+            totals["events"] += events
+            totals["reviews"] += reviews
+            if record is None:
+                record = ErasureRecord.objects.create(
+                    application=application, kind=ErasureKind.RETENTION, cutoff=cutoff,
+                    requested_by=requested_by, performed_at=now,
+                )
+            stale.update(dict.fromkeys(_mark_exports_stale(hits, reason=f"retention purge #{record.pk}", now=now)))
+            # The record grows with each batch, in the batch's own transaction.
+            ErasureRecord.objects.filter(pk=record.pk).update(
+                flags_deleted=totals["flags"], events_deleted=totals["events"],
+                reviews_deleted=totals["reviews"], bank_entries_removed=totals["bank"],
+                stale_exports=list(stale),
+            )
+    if record is not None:
+        record.refresh_from_db()
+    return PurgeReport(application=application, cutoff=cutoff, record=record)

@@ -14,6 +14,7 @@ from feedback.exports import (
     atomic_write,
     decode_id_set,
     encode_id_set,
+    encoded_batches,
     export_line,
     id_set_intersection,
     jsonl_chunks,
@@ -107,7 +108,7 @@ def test_chunks_stream_lazily_and_tally_what_was_written():
             yield row(pk, public_id=f"fb_{pk:016x}")
 
     tally = ExportTally()
-    chunks = jsonl_chunks(rows(), application_id="acme", tally=tally, chunk_rows=500)
+    chunks = jsonl_chunks(encoded_batches(rows(), application_id="acme", batch_size=500), tally=tally)
     first = next(chunks)
     # Only the first chunk's rows were read from the cursor.
     assert len(consumed) == 500 and first.count(b"\n") == 500
@@ -124,7 +125,7 @@ def test_chunks_stream_lazily_and_tally_what_was_written():
 def test_corpus_version_names_the_reviewed_rows():
     def version_of(rows):
         tally = ExportTally()
-        b"".join(jsonl_chunks(rows, application_id="a", tally=tally))
+        b"".join(jsonl_chunks(encoded_batches(rows, application_id="a"), tally=tally))
         return tally.corpus_version
 
     same = version_of([row(1), row(2, public_id="fb_2")])

@@ -1,0 +1,241 @@
+"""JSONL export: rows/s and peak memory at 1,000,000 approved flags, against a raw
+dump of the same rows by the database's own client, measured in the same run.
+
+    make bench                                   # every benchmark
+    .venv/bin/python -m bench export             # this one (SQLite, then PostgreSQL)
+    BENCH_EXPORT_ROWS=100000 .venv/bin/python -m bench export    # a quick run
+    BENCH_EXPORT_DBS=sqlite .venv/bin/python -m bench export      # one database
+
+What is measured, per database:
+
+- ours: `manage.py export_flags --application bench-export --out FILE` as a
+  child process (what cron runs: Django start-up, the query, encoding, the
+  atomic write, the manifest). rows/s = rows / wall time; peak memory is the
+  child's maximum resident set (`wait4` rusage), so it includes the
+  interpreter and Django. It is measured again on a 10% slice (by date) to
+  show that memory does not grow with the number of rows.
+- reference: the database's own client dumping the same rows (same filter,
+  same order, same columns) as JSON: `sqlite3 -json` (Debian's `sqlite3`
+  package; installed with apt-get only if missing) and
+  `psql -c "\\copy (select row_to_json(t) from (...) t) to FILE"`.
+
+Targets: ratio (ours rows/s / reference rows/s) >= 0.5; peak memory < 200 MB.
+
+PostgreSQL uses its own scratch database `bench_export` on
+127.0.0.1:5432 (created with `createdb` if missing; override with
+BENCH_EXPORT_PG_URL).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ROWS = int(os.environ.get("BENCH_EXPORT_ROWS", "1000000"))
+DBS = [d for d in os.environ.get("BENCH_EXPORT_DBS", "sqlite,postgres").split(",") if d]
+PG_URL = os.environ.get("BENCH_EXPORT_PG_URL", "postgres://postgres@127.0.0.1:5432/bench_export")
+SLUG = "bench-export"
+_BASE_DAY = datetime(2026, 1, 1, tzinfo=UTC)
+DAYS = 100  # created_at spreads over this many days (the 10% slice is the first 10)
+TARGET_RATIO = 0.5
+TARGET_PEAK_MB = 200
+
+# Text of realistic length (a chat prompt, RAG context, an answer, a note), with
+# quotes, a newline and non-ASCII so both encoders have escaping to do.
+PROMPT = 'Can you summarise the "refund policy" for orders shipped to Zürich last week? ' * 2
+CONTEXT = "Policy 4.2: refunds within 30 days of delivery; customs fees are not refunded.\n" * 3
+ANSWER = "Orders shipped to Zürich can be refunded within 30 days; customs fees — not refunded. " * 4
+NOTE = "invented a clause about customs"
+
+
+def main() -> None:
+    """Run each database in its own process (Django is configured once per process)."""
+    for db in DBS:
+        subprocess.run([sys.executable, "-m", "bench.bench_export", db], cwd=ROOT, check=True)
+
+
+def run_one(db: str) -> None:
+    from bench.common import setup_django
+
+    if db == "postgres":
+        _ensure_pg_database(PG_URL)
+        setup_django(PG_URL)
+    else:
+        _ensure_sqlite_cli()
+        setup_django()
+    from django.db import connection
+
+    started = time.perf_counter()
+    application = _populate()
+    print(f"[{db}] {ROWS:,} approved flags loaded in {time.perf_counter() - started:.1f} s", flush=True)
+
+    workdir = Path(tempfile.mkdtemp(prefix="bench-export-"))
+    try:
+        env = dict(os.environ, DJANGO_SETTINGS_MODULE="consoles.settings")
+        if db == "postgres":
+            env["DATABASE_URL"] = PG_URL
+        else:
+            env.pop("DATABASE_URL", None)
+            env["SQLITE_PATH"] = connection.settings_dict["NAME"]
+        connection.close()
+
+        # Warm the page cache for both sides alike: one untimed read first.
+        _reference_dump(db, workdir / "warm.json", env)
+        ref_seconds = _reference_dump(db, workdir / "reference.json", env)
+        ours_seconds, peak_kb, rows = _our_export(workdir / "ours.jsonl", env)
+        slice_to = (_BASE_DAY + timedelta(days=DAYS // 10 - 1)).date().isoformat()
+        _, slice_peak_kb, slice_rows = _our_export(workdir / "slice.jsonl", env, "--created-to", slice_to)
+        assert rows == ROWS, f"exported {rows} rows, expected {ROWS}"
+
+        ours_rate = rows / ours_seconds
+        ref_rate = ROWS / ref_seconds
+        ratio = ours_rate / ref_rate
+        size_mb = (workdir / "ours.jsonl").stat().st_size / 1e6
+        client = "sqlite3 -json" if db == "sqlite" else "psql \\copy row_to_json"
+        print(f"[{db}] export_flags: {rows:,} rows in {ours_seconds:.1f} s = {ours_rate:,.0f} rows/s "
+              f"({size_mb:,.0f} MB of JSONL)")
+        print(f"[{db}] reference ({client}): {ref_seconds:.1f} s = {ref_rate:,.0f} rows/s")
+        print(f"[{db}] ratio ours/reference = {ratio:.2f} (target >= {TARGET_RATIO}) "
+              f"{'OK' if ratio >= TARGET_RATIO else 'BELOW TARGET'}")
+        print(f"[{db}] peak memory (child max RSS): {peak_kb / 1024:.0f} MB at {rows:,} rows, "
+              f"{slice_peak_kb / 1024:.0f} MB at {slice_rows:,} rows (target < {TARGET_PEAK_MB} MB) "
+              f"{'OK' if peak_kb / 1024 < TARGET_PEAK_MB else 'ABOVE TARGET'}", flush=True)
+        del application
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _populate():
+    """Fresh application with ROWS approved flags, inserted by set-based SQL."""
+    from django.db import connection, transaction
+
+    from consoles.models import Application
+
+    Application.objects.filter(slug=SLUG).delete()
+    application = Application.objects.create(slug=SLUG, name="Export benchmark")
+    seconds_per_row = DAYS * 86400 / ROWS
+    columns = (
+        "public_id, application_id, region, problem, suggested_axis, axis, verdict, status, prompt, "
+        "context, answer, detector_scores, note, message_id, session_id, end_user_ref, author_kind, "
+        "capture_reason, capture_label, twin_prompt, twin_answer, attack_family, review_note, version, "
+        "created_at, updated_at"
+    )
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"""
+                INSERT INTO feedback_flag ({columns})
+                SELECT 'fb_' || lpad(to_hex(n), 16, '0'), %s, 'answer', 'fabricated', 'hallucination',
+                       CASE WHEN n %% 7 = 0 THEN 'toxicity' ELSE 'hallucination' END,
+                       CASE WHEN n %% 4 = 0 THEN 'false_positive' ELSE 'false_negative' END,
+                       'approved', %s || n, %s, %s, '{{"hallucination": 0.31}}'::jsonb, %s, 'msg_' || n,
+                       'sess_' || (n %% 50000), '', 'end_user', '', '', '', '', '', '', 2,
+                       %s::timestamptz + make_interval(secs => n * %s),
+                       %s::timestamptz + make_interval(secs => n * %s)
+                FROM generate_series(1, %s) AS n
+                """,
+                [application.pk, PROMPT, CONTEXT, ANSWER, NOTE, _BASE_DAY, seconds_per_row,
+                 _BASE_DAY, seconds_per_row, ROWS],
+            )
+            cursor.execute("ANALYZE feedback_flag")
+        else:
+            batch = []
+            sql = f"INSERT INTO feedback_flag ({columns}) VALUES ({', '.join(['%s'] * 26)})"
+            for n in range(1, ROWS + 1):
+                at = (_BASE_DAY + timedelta(seconds=n * seconds_per_row)).strftime("%Y-%m-%d %H:%M:%S.%f")
+                batch.append((
+                    f"fb_{n:016x}", application.pk, "answer", "fabricated", "hallucination",
+                    "toxicity" if n % 7 == 0 else "hallucination",
+                    "false_positive" if n % 4 == 0 else "false_negative", "approved", f"{PROMPT}{n}",
+                    CONTEXT, ANSWER, '{"hallucination": 0.31}', NOTE, f"msg_{n}", f"sess_{n % 50000}",
+                    "", "end_user", "", "", "", "", "", "", 2, at, at,
+                ))
+                if len(batch) == 20000:
+                    cursor.executemany(sql, batch)
+                    batch.clear()
+            if batch:
+                cursor.executemany(sql, batch)
+            cursor.execute("ANALYZE feedback_flag")
+    return application
+
+
+def _reference_sql(application_pk: int, vendor: str) -> str:
+    """The same rows as the export (approved, axis resolved, oldest first), as columns."""
+    label = "CASE verdict WHEN 'false_negative' THEN 1 WHEN 'false_positive' THEN 0 END"
+    if vendor == "postgresql":
+        created = "to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"+00:00\"')"
+    else:
+        created = "strftime('%Y-%m-%dT%H:%M:%S+00:00', created_at)"
+    return (
+        f"SELECT public_id AS id, region, axis, {label} AS label, verdict, prompt, context, answer, "
+        f"problem, note, '{SLUG}' AS application_id, {created} AS created_at, "
+        f"'human_feedback' AS source FROM feedback_flag "
+        f"WHERE application_id = {int(application_pk)} AND status = 'approved' AND axis <> '' "
+        f"ORDER BY feedback_flag.created_at, feedback_flag.id"
+    )
+
+
+def _reference_dump(db: str, out: Path, env: dict) -> float:
+    from consoles.models import Application
+
+    pk = Application.objects.get(slug=SLUG).pk
+    if db == "postgres":
+        sql = _reference_sql(pk, "postgresql")
+        command = ["psql", "-X", "-q", PG_URL, "-c", f"\\copy (SELECT row_to_json(t) FROM ({sql}) t) TO '{out}'"]
+        started = time.perf_counter()
+        subprocess.run(command, check=True, env=env)
+    else:
+        sql = _reference_sql(pk, "sqlite")
+        started = time.perf_counter()
+        with out.open("wb") as handle:
+            subprocess.run(["sqlite3", "-json", env["SQLITE_PATH"], sql], stdout=handle, check=True)
+    return time.perf_counter() - started
+
+
+def _our_export(out: Path, env: dict, *extra: str) -> tuple[float, int, int]:
+    """(seconds, peak RSS in kB, rows) of one export_flags child process."""
+    import json
+
+    command = [sys.executable, "manage.py", "export_flags", "--application", SLUG, "--out", str(out),
+               "--json", *extra]
+    started = time.perf_counter()
+    child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE)
+    stdout = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    seconds = time.perf_counter() - started
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"export_flags failed with status {child.returncode}")
+    return seconds, usage.ru_maxrss, json.loads(stdout)["rows"]
+
+
+def _ensure_sqlite_cli() -> None:
+    if shutil.which("sqlite3"):
+        return
+    # Debian's sqlite3 package provides the client; installed only when missing.
+    print("installing Debian's sqlite3 client (apt-get install sqlite3)", flush=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "sqlite3"], check=True,
+                   env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+def _ensure_pg_database(url: str) -> None:
+    import dj_database_url
+
+    settings = dj_database_url.parse(url)
+    args = ["-h", settings["HOST"] or "127.0.0.1", "-p", str(settings["PORT"] or 5432),
+            "-U", settings["USER"] or "postgres"]
+    exists = subprocess.run(
+        ["psql", *args, "-d", "postgres", "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{settings['NAME']}'"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    if exists != "1":
+        subprocess.run(["createdb", *args, settings["NAME"]], check=True)
+
+
+if __name__ == "__main__":
+    run_one(sys.argv[1] if len(sys.argv) > 1 else "sqlite")

@@ -1,0 +1,106 @@
+"""`GET /api/v1/flags/export`: the JSONL corpus, streamed.
+
+A router of its own, mounted before the flag routes in `consoles/urls.py` so
+that `/flags/export` is never read as a flag id.
+"""
+
+from collections.abc import Iterator
+from datetime import date
+
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils import timezone
+from ninja import Router
+
+from consoles.access import Principal
+from consoles.models import Application
+
+from .exports import MEDIA_TYPE, ExportTally, jsonl_chunks
+from .selectors import FlagFilters, flag_export_batches
+from .services import flags_download_record
+
+router = Router(tags=["exports"])
+
+
+def flags_export_response(
+    *, application: Application, filters: FlagFilters, user=None, token=None, label: str
+) -> StreamingHttpResponse:
+    """Stream the export (validated filters) and record the download when it ends.
+
+    Shared by the API and the queue's download button. Rows come from the
+    database a batch at a time while the client reads: memory stays flat.
+    """
+    filters.validate(application)
+    day = timezone.now().date().isoformat()
+    status = filters.status or "all"
+    response = StreamingHttpResponse(
+        _stream(application=application, filters=filters, user=user, token=token, label=label),
+        content_type=MEDIA_TYPE + "; charset=utf-8",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{application.slug}-flags-{status}-{day}.jsonl"'
+    response["Cache-Control"] = "no-store"
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def _stream(*, application: Application, filters: FlagFilters, user, token, label: str) -> Iterator[bytes]:
+    tally = ExportTally()
+    watermark = timezone.now()
+    try:
+        yield from jsonl_chunks(flag_export_batches(application=application, filters=filters), tally=tally)
+    finally:
+        # Also when the client went away midway: whatever was sent is a copy the
+        # operator must be able to find after an erasure.
+        if tally.rows:
+            flags_download_record(
+                application=application, filters=filters, tally=tally, watermark=watermark,
+                principal_user=user, principal_token=token, label=label,
+            )
+
+
+@router.get(
+    "/flags/export",
+    summary="Export flags as JSONL (streamed)",
+    description=(
+        "Streams `application/x-ndjson`: one self-contained JSON object per line with exactly "
+        "`id, region, axis, label, verdict, prompt, context, answer, problem, note, application_id, "
+        "created_at, source`. `label` is 1 for a `false_negative` verdict and 0 for `false_positive`. "
+        "By default only approved flags with a resolved axis; `status=any` exports every status. "
+        "`created_from`/`created_to` are inclusive days. Application tokens export their own "
+        "application; a personal token or a session names it with `application_id`."
+    ),
+    response={200: None},
+    openapi_extra={
+        "responses": {
+            "200": {"description": "JSONL lines", "content": {MEDIA_TYPE: {"schema": {"type": "string"}}}}
+        }
+    },
+)
+def flags_export(
+    request: HttpRequest,
+    application_id: str | None = None,
+    status: str = "approved",
+    axis: str = "",
+    region: str = "",
+    problem: str = "",
+    author_kind: str = "",
+    created_from: date | None = None,
+    created_to: date | None = None,
+):
+    principal: Principal = request.auth
+    application = principal.application_for(application_id)
+    filters = FlagFilters(
+        status="" if status == "any" else status,
+        axis=axis,
+        region=region,
+        problem=problem,
+        author_kind=author_kind,
+        created_from=created_from,
+        created_to=created_to,
+    )
+    return flags_export_response(
+        application=application,
+        filters=filters,
+        user=principal.user,
+        token=principal.token if principal.kind == "application" else None,
+        label=f"{principal.kind}:{principal.label.split(':', 1)[1]}",
+    )

@@ -1,0 +1,72 @@
+"""`manage.py export_flags --application SLUG --out PATH`: the JSONL training corpus, for schedulers."""
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import CommandError
+from django.db import DatabaseError
+
+from consoles.errors import InvalidInput
+from consoles.management.base import DomainCommand
+from consoles.selectors import application_get
+from feedback.exports import manifest_path
+from feedback.services import export_manifest_document, flags_export_file
+
+from ..exports_cli import add_filter_arguments, filters_from_options, operator_name
+
+
+class Command(DomainCommand):
+    help = (
+        "Export flags (approved ones by default) as JSONL to PATH, atomically, with a manifest "
+        "next to it. Exit status: 0 done, 2 bad input (unknown application, unwritable path, "
+        "bad filter), 1 the export failed midway (nothing was written)."
+    )
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--application", required=True, metavar="SLUG")
+        parser.add_argument("--out", required=True, metavar="PATH", type=Path)
+        add_filter_arguments(parser)
+        parser.add_argument(
+            "--since-last",
+            action="store_true",
+            help="Only flags changed since the previous export with the same filters.",
+        )
+        parser.add_argument("--json", action="store_true", help="Print the manifest as JSON.")
+
+    def handle(self, *args, **options) -> None:
+        application = application_get(slug=options["application"])
+        filters = filters_from_options(options)
+        try:
+            filters.validate(application)
+        except InvalidInput as exc:
+            problems = "; ".join(f"--{name.replace('_', '-')}: {why}" for name, why in exc.fields.items())
+            raise CommandError(f"Invalid filter: {problems}", returncode=2) from exc
+        progress = None
+        if self.show_progress(options):
+            from tqdm import tqdm
+
+            progress = tqdm(unit=" rows", desc=f"export {application.slug}", file=sys.stderr)
+        try:
+            manifest = flags_export_file(
+                application=application,
+                filters=filters,
+                out=options["out"],
+                since_last=options["since_last"],
+                requested_by_label=f"export_flags by {operator_name()}",
+                on_rows=progress.update if progress else None,
+            )
+        except (DatabaseError, OSError) as exc:
+            raise CommandError(f"Export failed, nothing written at {options['out']}: {exc}".strip()) from exc
+        finally:
+            if progress is not None:
+                progress.close()
+        document = export_manifest_document(manifest)
+        if options["json"]:
+            self.stdout.write(json.dumps(document, indent=2, sort_keys=True))
+            return
+        increment = f" changed since {document['since']}" if manifest.since else ""
+        self.stdout.write(
+            f"Exported {manifest.row_count} flags{increment} to {manifest.path} "
+            f"(manifest {manifest_path(Path(manifest.path))}, sha256 {manifest.sha256})."
+        )

@@ -1,0 +1,144 @@
+"""The export and governance commands as a scheduler runs them."""
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import DatabaseError
+
+from feedback import services
+from feedback.exports import read_manifest
+from feedback.models import ErasureRecord, ExportManifest, Flag
+from feedback.services import flag_review
+
+from .factories import FlagFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> tuple[str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def approved(application, curator):
+    flag = FlagFactory(application=application, session_id="sess_1")
+    return flag_review(flag=flag, reviewer=curator, status="approved", version=flag.version)
+
+
+def test_export_flags_writes_the_file_and_its_manifest_without_a_progress_bar_off_a_tty(approved, tmp_path):
+    out = tmp_path / "acme.jsonl"
+    stdout, stderr = run("export_flags", "--application", "acme", "--out", str(out))
+    assert f"Exported 1 flags to {out}" in stdout
+    assert stderr == ""  # not a terminal: no progress bar (cron mails stay clean)
+    assert json.loads(out.read_text())["id"] == approved.public_id
+    assert read_manifest(out)["rows"] == 1
+
+
+def test_export_flags_json_prints_the_manifest(approved, tmp_path):
+    out = tmp_path / "acme.jsonl"
+    stdout, _ = run("export_flags", "--application", "acme", "--out", str(out), "--json")
+    printed = json.loads(stdout)
+    assert printed == read_manifest(out)
+    assert printed["rows"] == 1 and printed["filters"] == {"status": "approved"}
+
+
+def test_export_flags_since_last(approved, application, curator, tmp_path):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    Flag.objects.update(updated_at=timezone.now() - timedelta(hours=1))
+    run("export_flags", "--application", "acme", "--out", str(tmp_path / "1.jsonl"), "--since-last")
+    newer = FlagFactory(application=application)
+    flag_review(flag=newer, reviewer=curator, status="approved", version=newer.version)
+    stdout, _ = run("export_flags", "--application", "acme", "--out", str(tmp_path / "2.jsonl"), "--since-last")
+    assert "Exported 1 flags changed since" in stdout
+    assert [json.loads(line)["id"] for line in (tmp_path / "2.jsonl").read_text().splitlines()] == [newer.public_id]
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--application", "nope"], "Unknown application 'nope'"),
+        (["--application", "acme", "--status", "bogus"], "Invalid filter: --status"),
+        (["--application", "acme", "--axis", "weather"], "Invalid filter: --axis: Unknown axis 'weather'"),
+    ],
+)
+def test_export_flags_bad_input_is_one_line_and_exit_2(approved, tmp_path, args, message):
+    with pytest.raises(CommandError) as exc:
+        run("export_flags", *args, "--out", str(tmp_path / "x.jsonl"))
+    assert exc.value.returncode == 2 and message in str(exc.value) and "\n" not in str(exc.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_export_flags_unwritable_path_exit_2(approved, tmp_path):
+    with pytest.raises(CommandError) as exc:
+        run("export_flags", "--application", "acme", "--out", str(tmp_path / "missing" / "x.jsonl"))
+    assert exc.value.returncode == 2 and "Cannot write" in str(exc.value)
+
+
+def test_export_flags_failure_midway_exits_1_and_leaves_no_file(approved, tmp_path, monkeypatch):
+    def failing(**kwargs):
+        yield from []
+        raise DatabaseError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "flag_export_batches", failing)
+    out = tmp_path / "acme.jsonl"
+    with pytest.raises(CommandError) as exc:
+        run("export_flags", "--application", "acme", "--out", str(out))
+    assert exc.value.returncode == 1 and "nothing written" in str(exc.value)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_export_drafts_writes_three_deterministic_files(approved, tmp_path):
+    stdout, _ = run("export_drafts", "--application", "acme", "--out", str(tmp_path))
+    assert "Wrote 1 reviewed items" in stdout
+    first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert len(first) == 3
+    run("export_drafts", "--application", "acme", "--out", str(tmp_path))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
+
+
+def test_export_drafts_never_overwrites_an_authoritative_file(approved, tmp_path):
+    (tmp_path / "judge-probes.draft.yaml").write_text("probes: [curated]\n")
+    with pytest.raises(CommandError) as exc:
+        run("export_drafts", "--application", "acme", "--out", str(tmp_path))
+    assert exc.value.returncode == 2 and "Refusing to overwrite" in str(exc.value)
+    assert (tmp_path / "judge-probes.draft.yaml").read_text() == "probes: [curated]\n"
+
+
+def test_purge_expired_reports_counts_and_is_repeatable(approved, application):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    application.retention_days = 7
+    application.save()
+    Flag.objects.update(created_at=timezone.now() - timedelta(days=8))
+    stdout, _ = run("purge_expired")
+    assert "acme: deleted 1 flags" in stdout
+    again, _ = run("purge_expired", "--json")
+    assert json.loads(again)[0]["flags_deleted"] == 0
+
+
+def test_erase_subject_lists_the_stale_exports(approved, tmp_path):
+    out = tmp_path / "acme.jsonl"
+    run("export_flags", "--application", "acme", "--out", str(out))
+    stdout, _ = run("erase_subject", "--application", "acme", "--session-id", "sess_1", "--requested-by", "ticket-42")
+    assert "Erased 1 flags" in stdout and str(out) in stdout
+    assert not Flag.objects.exists()
+    assert ExportManifest.objects.get().is_stale
+    assert ErasureRecord.objects.get().requested_by == "ticket-42"
+
+
+def test_erase_subject_needs_one_subject_and_a_known_application(approved):
+    with pytest.raises(CommandError):
+        run("erase_subject", "--application", "acme")
+    with pytest.raises(CommandError) as exc:
+        run("erase_subject", "--application", "nope", "--session-id", "sess_1")
+    assert exc.value.returncode == 2
+    assert Flag.objects.count() == 1
