@@ -141,3 +141,51 @@ def eval_case_facts(*, application: Application) -> tuple[EvalCaseFacts, ...]:
         "case_id", "split", "subject", "intent", "expected_object", "expected_polarity"
     )
     return tuple(EvalCaseFacts(*row) for row in rows)
+
+
+def proposal_resolve(*, application: Application, ref: str) -> Proposal:
+    """A proposal by full id or by a unique prefix of at least 8 characters (what
+    the screens and `teaching proposals` show), for operators typing ids."""
+    ref = (ref or "").strip().lower()
+    if len(ref) == 64:
+        return proposal_get(application=application, proposal_id=ref)
+    if len(ref) < 8:
+        raise NotFound(f"No proposal {ref!r}: give the id or at least 8 characters of it.")
+    matches = list(
+        Proposal.objects.filter(application=application, proposal_id__startswith=ref).values_list("proposal_id", flat=True)[:2]
+    )
+    if len(matches) != 1:
+        raise NotFound(f"No proposal matches {ref!r} (unknown, or a prefix shared by several).", fields={"proposal_id": "unknown or ambiguous"})
+    return proposal_get(application=application, proposal_id=matches[0])
+
+
+def proposal_record(proposal: Proposal) -> dict:
+    """The JSON shape of a proposal (API and `--json`)."""
+    decision = getattr(proposal, "decision", None) if proposal.state not in ("pending",) else None
+    return {
+        "proposal_id": proposal.proposal_id,
+        "source_candidate_id": proposal.candidate.candidate_id,
+        "proposed_chain": proposal.chain,
+        "polarity": proposal.polarity,
+        "claim_domain": proposal.claim_domain,
+        "evidence": proposal.evidence,
+        "allow_evaluative": proposal.allow_evaluative,
+        "review_state": proposal.state,
+        "operator_note": proposal.operator_note,
+        "replay_evidence": {
+            "baseline": proposal.baseline,
+            "candidate": proposal.candidate_metrics,
+            "regressed_metrics": proposal.regressed_metrics,
+            "replay_equivalent": proposal.replay_equivalent,
+        },
+        "decision": (
+            {
+                "decision": decision.decision,
+                "operator": decision.operator.get_username(),
+                "decided_at": decision.decided_at.isoformat(),
+            }
+            if decision is not None
+            else None
+        ),
+        "created_at": proposal.created_at.isoformat(),
+    }

@@ -1,0 +1,144 @@
+import pytest
+
+from consoles.models import Role
+from consoles.testing import assert_api_sealed, bearer
+from consoles.tests.factories import MembershipFactory, UserFactory, personal_token
+from teaching.models import Candidate, CorpusEntry, Proposal, ProposalDecision
+from teaching.services import Actor, proposal_create
+from teaching.tests.factories import CandidateFactory, candidate_payload
+
+pytestmark = pytest.mark.django_db
+
+
+def post(client, url, token, json):
+    return client.post(url, data=json, content_type="application/json", **bearer(token))
+
+
+def test_an_application_token_submits_a_candidate_and_sees_its_gates(client, world, app_token):
+    response = post(client, "/api/v1/teaching/candidates", app_token, candidate_payload())
+    assert response.status_code == 201
+    body = response.json()
+    assert body["created"] and body["eligible"] and [g["gate"] for g in body["gates"]] == [
+        "polarity_decided", "corpus_evidence", "evaluative_allowed", "boundary_clean", "chain_complete",
+    ]
+    candidate = Candidate.objects.get()
+    assert candidate.actor_kind == "token" and candidate.actor_user is None
+    again = post(client, "/api/v1/teaching/candidates", app_token, candidate_payload())
+    assert again.status_code == 200 and again.json()["created"] is False
+
+
+def test_an_ineligible_candidate_is_kept_and_its_failing_gate_named(client, world, app_token):
+    response = post(client, "/api/v1/teaching/candidates", app_token, candidate_payload(polarity="undetermined"))
+    assert response.status_code == 201
+    failing = [g for g in response.json()["gates"] if not g["passed"]]
+    assert [g["gate"] for g in failing] == ["polarity_decided"]
+    refused = post(client, "/api/v1/teaching/proposals", app_token, {"candidate_id": "c-1"})
+    assert refused.status_code == 422
+    error = refused.json()["error"]
+    assert error["code"] == "ineligible" and error["fields"]["gates"] == "polarity_decided"
+    assert Candidate.objects.count() == 1 and not Proposal.objects.exists()
+
+
+def test_bad_candidate_input_is_422_naming_fields_and_writes_nothing(client, world, app_token):
+    response = post(client, "/api/v1/teaching/candidates", app_token, candidate_payload(polarity="perhaps", candidate_id="a b"))
+    assert response.status_code == 422
+    fields = response.json()["error"]["fields"]
+    assert "polarity" in fields
+    response = post(client, "/api/v1/teaching/candidates", app_token, candidate_payload(candidate_id="a b"))
+    assert response.status_code == 422 and "candidate_id" in response.json()["error"]["fields"]
+    assert not Candidate.objects.exists()
+
+
+def test_propose_over_the_api_is_idempotent(client, world, app_token):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    first = post(client, "/api/v1/teaching/proposals", app_token, {"candidate_id": "c-1"})
+    second = post(client, "/api/v1/teaching/proposals", app_token, {"candidate_id": "c-1"})
+    assert (first.status_code, second.status_code) == (201, 200)
+    assert first.json()["proposal_id"] == second.json()["proposal_id"]
+    body = first.json()
+    assert body["review_state"] == "pending" and body["replay_evidence"]["replay_equivalent"] is True
+    assert body["replay_evidence"]["baseline"]["lookup.coverage.dev"] == 0.0
+
+
+def test_an_application_token_can_never_decide(client, world, app_token):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    response = post(client, f"/api/v1/teaching/proposals/{proposal.proposal_id}/decision", app_token, {"decision": "accept"})
+    assert response.status_code == 403 and response.json()["error"]["code"] == "human_required"
+    assert not ProposalDecision.objects.exists() and CorpusEntry.objects.count() == 2
+
+
+def test_a_curator_decides_with_a_personal_token(client, world, operator):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    token = personal_token(operator)
+    url = f"/api/v1/teaching/proposals/{proposal.proposal_id}/decision"
+    response = post(client, url, token, {"decision": "accept", "note": "ok"})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["review_state"] == "accepted" and body["decision"]["operator"] == "olga"
+    again = post(client, url, token, {"decision": "reject"})
+    assert again.status_code == 409 and again.json()["error"]["current"] == {"state": "accepted"}
+
+
+def test_accept_of_a_regressed_proposal_is_refused_with_an_explicit_error(client, world, operator):
+    CandidateFactory(application=world, candidate_id="c-lyon", subject="paris", object="lyon")
+    proposal, _ = proposal_create(application=world, candidate_id="c-lyon", actor=Actor.system())
+    response = post(
+        client, f"/api/v1/teaching/proposals/{proposal.proposal_id}/decision", personal_token(operator), {"decision": "accept"}
+    )
+    assert response.status_code == 422 and response.json()["error"]["code"] == "not_replay_equivalent"
+
+
+def test_a_viewer_cannot_decide(client, world, viewer):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    response = post(
+        client, f"/api/v1/teaching/proposals/{proposal.proposal_id}/decision", personal_token(viewer), {"decision": "reject"}
+    )
+    assert response.status_code == 403 and Proposal.objects.get().state == "pending"
+
+
+def test_proposals_are_sealed_between_tenants(client, tenant_pair):
+    CandidateFactory(application=tenant_pair.b, candidate_id="c-1")
+    proposal, _ = proposal_create(application=tenant_pair.b, candidate_id="c-1", actor=Actor.system())
+    url = f"/api/v1/teaching/proposals/{proposal.proposal_id}"
+    assert_api_sealed(client, tenant_pair.token_a, url)
+    assert_api_sealed(client, personal_token(tenant_pair.member_of_a), url)
+    assert_api_sealed(client, personal_token(tenant_pair.member_of_a), url + "/decision", "post", {"decision": "reject"})
+    assert client.get(url, **bearer(tenant_pair.token_b)).status_code == 200
+    # listing with A's token never shows B's proposals
+    assert client.get("/api/v1/teaching/proposals?state=pending", **bearer(tenant_pair.token_a)).json() == []
+
+
+def test_eval_cases_import_and_list(client, application, app_token):
+    cases = [
+        {"case_id": "e1", "split": "public", "subject": "a", "intent": "b", "expected_object": "c", "expected_polarity": "affirms"},
+        {"case_id": "e2", "split": "holdout", "subject": "d", "intent": "b", "expected_object": "e", "expected_polarity": "falsifies"},
+    ]
+    response = post(client, "/api/v1/teaching/eval-cases", app_token, {"cases": cases})
+    assert response.status_code == 200 and response.json() == {"created": 2, "updated": 0, "unchanged": 0}
+    listed = client.get("/api/v1/teaching/eval-cases?split=holdout", **bearer(app_token)).json()
+    assert [c["case_id"] for c in listed] == ["e2"]
+    bad = post(client, "/api/v1/teaching/eval-cases", app_token, {"cases": [{**cases[0], "split": "train"}]})
+    assert bad.status_code == 422
+
+
+def test_corpus_export_streams_the_active_corpus(client, world, app_token):
+    response = client.get("/api/v1/teaching/corpus", **bearer(app_token))
+    assert response.status_code == 200
+    lines = b"".join(response.streaming_content).decode().splitlines()
+    assert len(lines) == 2 and '"source": "seed"' in lines[0]
+
+
+def test_a_human_finds_a_proposal_by_id_and_names_the_application_to_submit(client, world):
+    user = UserFactory(username="multi")
+    MembershipFactory(user=user, application=world, role=Role.CURATOR)
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    token = personal_token(user)
+    assert client.get(f"/api/v1/teaching/proposals/{proposal.proposal_id}", **bearer(token)).status_code == 200
+    response = post(client, "/api/v1/teaching/candidates", token, candidate_payload("c-new"))
+    assert response.status_code == 403 and response.json()["error"]["code"] == "application_required"
+    response = post(client, "/api/v1/teaching/candidates", token, {**candidate_payload("c-new"), "application_id": world.slug})
+    assert response.status_code == 201 and Candidate.objects.get(candidate_id="c-new").actor_user == user

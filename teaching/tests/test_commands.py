@@ -1,0 +1,128 @@
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from teaching.models import Candidate, CorpusEntry, EvalCase, Proposal
+from teaching.services import Actor, proposal_create
+from teaching.tests.factories import CandidateFactory, candidate_payload
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> str:
+    out = io.StringIO()
+    call_command("teaching", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def fails(*args) -> str:
+    with pytest.raises(CommandError) as exc:
+        run(*args)
+    assert exc.value.returncode == 2
+    return str(exc.value)
+
+
+def write_jsonl(path, records) -> str:
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return str(path)
+
+
+def test_import_reports_created_and_ineligible_candidates(world, tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", [candidate_payload("c-1"), candidate_payload("c-2", evidence=[])])
+    out = run("import", path, "--app", "acme")
+    assert "Imported 2 candidates (0 already present)." in out
+    assert "not eligible: c-2 (failing gates: corpus_evidence)" in out
+    assert "Imported 0 candidates (2 already present)." in run("import", path, "--app", "acme")
+
+
+def test_import_errors_are_one_line_exit_2_and_write_nothing(world, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(candidate_payload("c-1")) + "\n{not json\n")
+    assert "line 2: not valid JSON" in fails("import", str(bad), "--app", "acme")
+    invalid = write_jsonl(tmp_path / "i.jsonl", [candidate_payload("c-1"), candidate_payload("c-2", polarity="x")])
+    assert "line 2:" in fails("import", invalid, "--app", "acme")
+    assert "No such file" in fails("import", str(tmp_path / "missing.jsonl"), "--app", "acme")
+    assert "Unknown application 'nope'" in fails("import", invalid, "--app", "nope")
+    assert not Candidate.objects.filter(candidate_id__in=["c-1", "c-2"]).exists()
+
+
+def test_import_evals(application, tmp_path):
+    row = {"case_id": "e1", "split": "dev", "subject": "a", "intent": "b", "expected_object": "c", "expected_polarity": "affirms"}
+    path = write_jsonl(tmp_path / "e.jsonl", [row])
+    assert "1 created, 0 updated, 0 unchanged" in run("import-evals", path, "--app", "acme")
+    assert json.loads(run("import-evals", path, "--app", "acme", "--json")) == {"created": 0, "updated": 0, "unchanged": 1}
+    assert EvalCase.objects.get().split == "dev"
+
+
+def test_propose_prints_the_id_and_the_gate_outcome(world):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    CandidateFactory(application=world, candidate_id="c-lyon", subject="paris", object="lyon")
+    out = run("propose", "c-1", "--app", "acme")
+    proposal = Proposal.objects.get(candidate__candidate_id="c-1")
+    assert f"Proposed: {proposal.proposal_id} (pending)" in out and "replay-equivalent" in out
+    assert f"Already proposed: {proposal.proposal_id} (pending)" in run("propose", "c-1", "--app", "acme")
+    out = run("propose", "c-lyon", "--app", "acme")
+    assert "(rejected)" in out and "auto_rollback_regression: lookup.accuracy.public" in out
+    as_json = json.loads(run("propose", "c-1", "--app", "acme", "--json"))
+    assert as_json["created"] is False and as_json["proposal_id"] == proposal.proposal_id
+
+
+def test_propose_an_ineligible_candidate_names_the_gate(world):
+    CandidateFactory(application=world, candidate_id="c-bad", boundary_clean=False)
+    assert "boundary_clean" in fails("propose", "c-bad", "--app", "acme")
+    assert "No candidate 'ghost'" in fails("propose", "ghost", "--app", "acme")
+
+
+def test_proposals_lists_by_state_as_text_and_json(world):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    CandidateFactory(application=world, candidate_id="c-lyon", subject="paris", object="lyon")
+    pending, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    proposal_create(application=world, candidate_id="c-lyon", actor=Actor.system())
+    out = run("proposals", "--app", "acme")
+    assert pending.proposal_id[:12] in out and "c-lyon" not in out
+    rejected = json.loads(run("proposals", "--app", "acme", "--state", "rejected", "--json"))
+    assert [p["source_candidate_id"] for p in rejected] == ["c-lyon"]
+    assert rejected[0]["replay_evidence"]["replay_equivalent"] is False
+    assert "No withdrawn proposals." in run("proposals", "--app", "acme", "--state", "withdrawn")
+
+
+def test_review_accept_by_prefix_appends_one_entry(world, operator):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    out = run("review", proposal.proposal_id[:12], "--accept", "--operator", "olga", "--note", "ok", "--app", "acme")
+    entry = CorpusEntry.objects.get(proposal=proposal)
+    assert out.strip() == f"{proposal.proposal_id} accepted by olga; corpus entry {entry.pk} appended"
+    assert entry.operator.username == "olga" and entry.source == "discovery_promoted"
+
+
+def test_review_errors(world, operator, viewer):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    CandidateFactory(application=world, candidate_id="c-lyon", subject="paris", object="lyon")
+    pending, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    regressed, _ = proposal_create(application=world, candidate_id="c-lyon", actor=Actor.system())
+    assert "not replay-equivalent" in fails("review", regressed.proposal_id, "--accept", "--operator", "olga", "--app", "acme")
+    assert "Unknown user 'ghost'" in fails("review", pending.proposal_id, "--reject", "--operator", "ghost", "--app", "acme")
+    assert "vic is not a curator" in fails("review", pending.proposal_id, "--reject", "--operator", "vic", "--app", "acme")
+    assert "No proposal" in fails("review", "0000000000", "--reject", "--operator", "olga", "--app", "acme")
+    with pytest.raises(CommandError):  # the operator is required, and one decision
+        run("review", pending.proposal_id, "--reject", "--app", "acme")
+    with pytest.raises(CommandError):
+        run("review", pending.proposal_id, "--reject", "--accept", "--operator", "olga", "--app", "acme")
+    assert CorpusEntry.objects.count() == 2
+    assert "withdrawn by olga" in run("review", pending.proposal_id, "--withdraw", "--operator", "olga", "--app", "acme")
+    assert "already withdrawn" in fails("review", pending.proposal_id, "--accept", "--operator", "olga", "--app", "acme")
+
+
+def test_export_and_supersede(world, operator, tmp_path):
+    first, second = CorpusEntry.objects.order_by("id")
+    out = tmp_path / "corpus.jsonl"
+    assert "Wrote 2 active corpus entries" in run("export", "--out", str(out), "--app", "acme")
+    assert [json.loads(line)["object"] for line in out.read_text().splitlines()] == ["france", "italy"]
+    assert f"Corpus entry {first.pk} retired" in run(
+        "supersede", str(first.pk), "--by", str(second.pk), "--operator", "olga", "--app", "acme"
+    )
+    run("export", "--out", str(out), "--app", "acme")
+    assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [second.pk]
+    assert "No such directory" in fails("export", "--out", str(tmp_path / "no" / "x.jsonl"), "--app", "acme")
