@@ -1,1 +1,147 @@
-"""selectors of the sampling app."""
+"""Reads of the sampling app. Every function takes the application explicitly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from adjudication.gaps import derive_gaps
+from adjudication.labels import label_disagrees_with_verdict
+from adjudication.models import Case, GoldLabelRevision
+from adjudication.selectors import case_evidence_records, gold_labels_current
+from consoles.errors import InvalidInput, NotFound
+from consoles.models import Application
+
+try:
+    from feedback.selectors import case_refs_with_disagreement
+except ImportError:  # pragma: no cover - until the contract's case feedback lands on main
+    def case_refs_with_disagreement(*, application: Application) -> set[str]:
+        # The contract's selector (case feedback disagreeing with a verdict) is
+        # built by another issue; until it exists no case has that signal.
+        return set()
+
+from .comparison import DEFAULT_DRAWS, MAX_DRAWS, MIN_GOLD_LABELS, Comparison, LabelledCase, compare
+from .models import PlanPattern, PlanSelection, SamplingPlan
+from .policy import DEFAULT_MAX_PER_PATTERN, CaseInput
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """What the policy reads for one application, split by gold label."""
+
+    # case_id -> (case pk, policy input), for cases without a gold label.
+    unlabelled: dict[str, tuple[int, CaseInput]]
+    # Cases with a current gold label, and whether it disagrees with the verdict.
+    labelled: list[LabelledCase]
+
+
+def sampling_corpus(*, application: Application) -> Corpus:
+    """Every case of the application turned into policy inputs, in a fixed number
+    of queries (cases, evidence, gold labels, feedback), never one per case."""
+    evidence = case_evidence_records(application=application)
+    gold = gold_labels_current(application=application)
+    disagreed = case_refs_with_disagreement(application=application)
+    unlabelled: dict[str, tuple[int, CaseInput]] = {}
+    labelled: list[LabelledCase] = []
+    rows = Case.objects.filter(application=application).values_list(
+        "pk", "case_id", "claim_subject", "local_verdict", "mined_by", "sanitization_altered_outcome"
+    )
+    for pk, case_id, subject, verdict, mined_by, sanitized in rows.iterator(chunk_size=5000):
+        case_input = CaseInput.build(
+            case_id=case_id,
+            claim_subject=subject,
+            local_verdict=verdict,
+            mined_by=[m for m in (mined_by or []) if isinstance(m, str)],
+            gaps=derive_gaps(evidence.get(pk, ())),
+            sanitization_altered_outcome=sanitized,
+            feedback_disagrees=case_id in disagreed,
+        )
+        label = gold.get(pk)
+        if label is None:
+            unlabelled[case_id] = (pk, case_input)
+        else:
+            labelled.append(
+                LabelledCase(case=case_input, disagrees=label_disagrees_with_verdict(label, verdict))
+            )
+    return Corpus(unlabelled=unlabelled, labelled=labelled)
+
+
+def gold_labelled_count(*, application: Application) -> int:
+    """Cases with at least one gold revision: the comparison's gate, without loading the corpus."""
+    return (
+        GoldLabelRevision.objects.filter(application=application)
+        .values("case_id")
+        .distinct()
+        .count()
+    )
+
+
+def sampling_comparison(
+    *,
+    application: Application,
+    budget: int,
+    seed: int,
+    draws: int = DEFAULT_DRAWS,
+    max_per_pattern: int = DEFAULT_MAX_PER_PATTERN,
+) -> Comparison:
+    """The policy against random draws over the application's gold-labelled cases."""
+    fields = {}
+    if budget < 1:
+        fields["budget"] = "must be at least 1"
+    if not 1 <= draws <= MAX_DRAWS:
+        fields["draws"] = f"must be from 1 to {MAX_DRAWS}"
+    if max_per_pattern < 1:
+        fields["max_per_pattern"] = "must be at least 1"
+    if fields:
+        raise InvalidInput("The comparison's parameters are not valid.", fields=fields)
+    count = gold_labelled_count(application=application)
+    if count < MIN_GOLD_LABELS:
+        # The gate: say so and compute nothing (not even the corpus load).
+        return Comparison(
+            labelled_count=count, budget=budget, seed=seed, draws=draws,
+            max_per_pattern=max_per_pattern, enough=False,
+        )
+    corpus = sampling_corpus(application=application)
+    try:
+        return compare(
+            corpus.labelled, budget=budget, seed=seed, draws=draws, max_per_pattern=max_per_pattern
+        )
+    except ValueError as exc:
+        # The one refusal left after the checks above: K must leave room for chance.
+        raise InvalidInput(str(exc), code="budget_too_large", fields={"budget": str(exc)}) from exc
+
+
+def plan_list(*, application: Application) -> QuerySet[SamplingPlan]:
+    return (
+        SamplingPlan.objects.filter(application=application)
+        .select_related("created_by", "enqueued_by")
+        .defer("canonical_json")
+        .order_by("-created_at", "-id")
+    )
+
+
+def plan_get(*, application: Application, pk: int) -> SamplingPlan:
+    plan = (
+        SamplingPlan.objects.filter(application=application, pk=pk)
+        .select_related("created_by", "enqueued_by")
+        .first()
+    )
+    if plan is None:
+        raise NotFound("No such sampling plan.")
+    return plan
+
+
+def plan_selections(*, plan: SamplingPlan) -> QuerySet[PlanSelection]:
+    return PlanSelection.objects.filter(plan=plan).order_by("rank")
+
+
+def plan_patterns_capped(*, plan: SamplingPlan) -> QuerySet[PlanPattern]:
+    """The patterns where the cap left cases out, the largest effect first."""
+    return PlanPattern.objects.filter(plan=plan, capped_count__gt=0).order_by(
+        "-capped_count", "pattern_key"
+    )
+
+
+def plans_waiting_count(*, application: Application) -> int:
+    return SamplingPlan.objects.filter(application=application, enqueued_at__isnull=True).count()
