@@ -12,14 +12,7 @@ from adjudication.models import Case, GoldLabelRevision
 from adjudication.selectors import case_evidence_records, gold_labels_current
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
-
-try:
-    from feedback.selectors import case_refs_with_disagreement
-except ImportError:  # pragma: no cover - until the contract's case feedback lands on main
-    def case_refs_with_disagreement(*, application: Application) -> set[str]:
-        # The contract's selector (case feedback disagreeing with a verdict) is
-        # built by another issue; until it exists no case has that signal.
-        return set()
+from feedback.selectors import case_refs_with_disagreement
 
 from .comparison import DEFAULT_DRAWS, MAX_DRAWS, MIN_GOLD_LABELS, Comparison, LabelledCase, compare
 from .models import PlanPattern, PlanSelection, SamplingPlan

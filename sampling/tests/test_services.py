@@ -226,3 +226,23 @@ def test_a_selection_needs_a_reason(application):
     plan = SamplingPlan.objects.create(**_plan_fields(application))
     with pytest.raises(IntegrityError):
         PlanSelection.objects.create(plan=plan, case_ref="a", rank=1, pattern_key="c" * 64, reason="")
+
+
+def test_feedback_disagreeing_with_a_verdict_raises_the_cases_priority(application, curator, corpus):
+    from consoles.access import Principal
+    from feedback.services import case_feedback_submit
+
+    operator = Principal(kind="session", user=curator)
+    quiet = corpus["quiet-2"]
+    before = plan_draft(application=application, budget=6).plan
+    assert [s.case_id for s in before.selections][-1] == "quiet-2"
+    case_feedback_submit(application=application, case_ref=quiet.case_id, manifest=quiet.replay_manifest,
+                         disposition="disagrees", note="wrong", actor=operator)
+    case_feedback_submit(application=application, case_ref="quiet-1", manifest={},
+                         disposition="agrees", actor=operator)
+    after = plan_draft(application=application, budget=6).plan
+    selection = next(s for s in after.selections if s.case_id == "quiet-2")
+    assert selection.signals == ("feedback_disagrees",)
+    assert "case feedback disagrees with its verdict" in selection.reason
+    assert selection.rank < next(s.rank for s in after.selections if s.case_id == "quiet-1")
+    assert after.inputs_digest != before.inputs_digest
