@@ -136,7 +136,9 @@ def candidate_list(request: HttpRequest) -> HttpResponse:
     for candidate in candidates:
         gates = check_eligibility(services.candidate_facts(candidate))
         proposals = list(candidate.proposals.all())
-        rows.append({"candidate": candidate, "gates": gates, "eligible": all(g.passed for g in gates),
+        # The operator's allow-evaluative flag can only lift the evaluative gate.
+        proposable = all(g.passed for g in gates if g.gate != "evaluative_allowed")
+        rows.append({"candidate": candidate, "gates": gates, "proposable": proposable,
                      "proposal": proposals[0] if proposals else None})
     return render(
         request,
