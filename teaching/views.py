@@ -19,6 +19,8 @@ from .forms import DecisionForm, ProposeForm, StateFilterForm, SupersedeForm
 from .models import ProposalState
 from .tables import ProposalTable
 
+CANDIDATE_PAGE = 200
+
 
 def home_cards(application: Application) -> list[HomeCard]:
     return [
@@ -131,7 +133,11 @@ def proposal_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @member_required()
 def candidate_list(request: HttpRequest) -> HttpResponse:
     """Candidates with the five gates evaluated in memory (no query per row)."""
-    candidates = list(selectors.candidate_list(application=request.application).prefetch_related("proposals")[:200])
+    candidates = list(
+        selectors.candidate_list(application=request.application).prefetch_related("proposals")[: CANDIDATE_PAGE + 1]
+    )
+    capped = len(candidates) > CANDIDATE_PAGE
+    candidates = candidates[:CANDIDATE_PAGE]
     rows = []
     for candidate in candidates:
         gates = check_eligibility(services.candidate_facts(candidate))
@@ -143,7 +149,8 @@ def candidate_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "teaching/candidates.html",
-        {"rows": rows, "gate_names": GATE_NAMES, "can_decide": _can_decide(request), "form": ProposeForm()},
+        {"rows": rows, "gate_names": GATE_NAMES, "can_decide": _can_decide(request), "form": ProposeForm(),
+         "capped": capped},
     )
 
 

@@ -170,3 +170,12 @@ def test_demo_loader_is_idempotent(application):
     load_demo(application=application, users=users)
     assert [m.objects.count() for m in (Candidate, Proposal, ProposalEvent, CorpusEntry, EvalCase)] == counts
     assert set(Proposal.objects.values_list("state", flat=True)) == {"pending", "accepted", "rejected"}
+
+
+def test_admin_shows_teaching_history_read_only(client, pending):
+    admin_user = UserFactory(username="root", is_staff=True, is_superuser=True)
+    client.force_login(admin_user)
+    assert client.get("/admin/teaching/proposal/").status_code == 200
+    assert client.get(f"/admin/teaching/proposal/{pending.pk}/delete/").status_code == 403
+    assert client.get("/admin/teaching/corpusentry/add/").status_code == 403
+    assert Proposal.objects.filter(pk=pending.pk).exists()
