@@ -6,8 +6,16 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 
-from teaching.models import CorpusEntry, CorpusSupersession, Proposal, ProposalDecision
-from teaching.services import Actor, proposal_create
+from consoles.models import ApiToken
+from consoles.tests.factories import application_token
+from teaching.models import (
+    CorpusEntry,
+    CorpusSupersession,
+    Proposal,
+    ProposalDecision,
+    ProposalEvent,
+)
+from teaching.services import Actor, corpus_supersede, proposal_create, proposal_decide
 from teaching.tests.factories import CandidateFactory, CorpusEntryFactory
 
 pytestmark = pytest.mark.django_db
@@ -86,3 +94,41 @@ def test_an_entry_cannot_supersede_itself(world, operator):
 def test_a_proposal_cannot_be_deleted_while_its_history_exists(proposal):
     with pytest.raises(ProtectedError):
         proposal.delete()
+
+
+def _accepted(world, operator) -> Proposal:
+    CandidateFactory(application=world, candidate_id="c-acc", subject="oslo", object="norway")
+    proposal = proposal_create(application=world, candidate_id="c-acc", actor=Actor.system())[0]
+    return proposal_decide(application=world, proposal_id=proposal.proposal_id, decision="accept", operator=operator)
+
+
+@pytest.mark.parametrize(
+    "model,lookup,change",
+    [
+        (CorpusEntry, "proposal", {"object": "sweden"}),
+        (ProposalDecision, "proposal", {"note": "rewritten"}),
+        (ProposalEvent, "proposal", {"to_state": "withdrawn"}),
+    ],
+)
+def test_the_database_refuses_to_rewrite_history(world, operator, model, lookup, change):
+    proposal = _accepted(world, operator)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        model.objects.filter(**{lookup: proposal}).update(**change)
+    assert not model.objects.filter(**{lookup: proposal}, **change).exists()
+
+
+def test_a_supersession_cannot_be_rewritten(world, operator):
+    first, second = CorpusEntry.objects.order_by("id")[:2]
+    corpus_supersede(application=world, entry_id=first.pk, superseded_by_id=second.pk, operator=operator)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CorpusSupersession.objects.update(note="rewritten")
+
+
+def test_deleting_a_token_still_clears_its_reference_on_events(world):
+    application_token(world)
+    token = ApiToken.objects.get(application=world)
+    CandidateFactory(application=world, candidate_id="c-tok", subject="oslo", object="norway")
+    proposal_create(application=world, candidate_id="c-tok", actor=Actor(kind="token", token=token))
+    token.delete()
+    event = ProposalEvent.objects.get(kind="proposed")
+    assert event.actor_kind == "token" and event.actor_token is None
