@@ -17,11 +17,48 @@ import time
 SUBJECTS = 800
 STRATEGIES = ("sensor_disagreement", "high_uncertainty", "verdict_changed_across_findings")
 VERDICTS = ("corroborated", "refuted", "qualified", "verified")
-TRUST = ("host_observed", "agent_adjacent", "model_internal", "independent_external")
+# A mining pipeline's sensor suite: each sensor has one trust class (seed 002's
+# bash exit code and git outcome read the agent's own turn; the git tree is
+# observed on the host; CI is external; the model's self-report is internal).
+SENSORS = (
+    ("bash_exit", "agent_adjacent"),
+    ("git_outcome", "agent_adjacent"),
+    ("git_tree", "host_observed"),
+    ("ci_status", "independent_external"),
+    ("self_report", "model_internal"),
+)
+
+
+def _evidence_for(case, rng: random.Random) -> list:
+    """0 to 4 records from distinct sensors; agent-channel records usually read
+    the same agent turn; about one record in five has no recorded provenance."""
+    from adjudication.models import Evidence
+
+    records = []
+    turn = f"evt-{case.case_id}"
+    for position, (sensor, trust) in enumerate(rng.sample(SENSORS, rng.randrange(5))):
+        if rng.random() < 0.2:
+            event = ""
+        elif trust in ("agent_adjacent", "model_internal") and rng.random() < 0.8:
+            event = turn
+        else:
+            event = f"{turn}-{sensor}"
+        records.append(
+            Evidence(
+                case=case,
+                position=position,
+                evidence_id=f"{case.case_id}-{sensor}",
+                relation="contradicts" if rng.random() < 0.25 else "supports",
+                trust_class=trust,
+                source_event_id=event,
+                sensor=sensor,
+            )
+        )
+    return records
 
 
 def _populate(application, n: int, rng: random.Random) -> int:
-    """n cases with 0 to 4 evidence records each (mean 2.5); returns the evidence count."""
+    """n cases with 0 to 4 evidence records each (mean 2); returns the evidence count."""
     from adjudication.models import Case, Evidence
 
     evidence_total = 0
@@ -43,38 +80,29 @@ def _populate(application, n: int, rng: random.Random) -> int:
                 )
             )
         Case.objects.bulk_create(cases)
-        evidence = []
-        for case in cases:
-            for position in range(rng.randrange(5)):
-                evidence.append(
-                    Evidence(
-                        case=case,
-                        position=position,
-                        evidence_id=f"e{position}",
-                        relation=rng.choice(("supports", "supports", "contradicts")),
-                        trust_class=rng.choice(TRUST),
-                        source_event_id=f"evt-{rng.randrange(4)}" if rng.random() < 0.8 else None,
-                        correlation_group=None,
-                        sensor=f"sensor-{position}",
-                    )
-                )
+        evidence = [record for case in cases for record in _evidence_for(case, rng)]
         Evidence.objects.bulk_create(evidence)
         evidence_total += len(evidence)
     return evidence_total
 
 
-def _time_plan(application) -> tuple[float, float, int]:
-    """(seconds to compute the plan, seconds to store it too, selected)."""
+def _time_plan(application) -> tuple[float, float, float, int]:
+    """(wall s to compute the plan, wall s to make and store it, CPU s of the latter, selected).
+
+    CPU time is printed next to wall time because this machine is shared: on
+    SQLite the database work runs in this process, so CPU time is the cost of
+    the plan itself and wall time adds the waiting for a core.
+    """
     from sampling.services import plan_create, plan_draft
 
     started = time.perf_counter()
     draft = plan_draft(application=application, budget=200)
     computed = time.perf_counter() - started
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     plan, created = plan_create(application=application, budget=200, actor=None)
-    stored = time.perf_counter() - started
+    stored, cpu = time.perf_counter() - started, time.process_time() - cpu_started
     assert created and plan.plan_digest == draft.plan.digest
-    return computed, stored, plan.selected_count
+    return computed, stored, cpu, plan.selected_count
 
 
 def main() -> None:
@@ -86,7 +114,7 @@ def main() -> None:
     from consoles.models import Application
 
     sizes = [int(x) for x in os.environ.get("BENCH_SAMPLING_ROWS", "10000,100000").split(",")]
-    print(f"database: {connection.vendor}")
+    print(f"database: {connection.vendor}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     rng = random.Random(2026)
     times: dict[int, float] = {}
     for n in sizes:
@@ -95,13 +123,14 @@ def main() -> None:
         started = time.perf_counter()
         evidence = _populate(application, n, rng)
         print(f"{n:>7} cases, {evidence} evidence rows loaded in {time.perf_counter() - started:.1f} s")
-        computed, stored, selected = _time_plan(application)
+        computed, stored, cpu, selected = _time_plan(application)
         times[n] = stored
+        verdict = ""
+        if n == 100_000:
+            verdict = f"  [target < 5 s: {'MET' if stored < 5 else 'MISSED'} (wall)]"
         print(
-            f"{n:>7} cases: plan computed in {computed:.2f} s (preview); "
-            f"made and stored in {stored:.2f} s; {selected} selected"
-            + ("  [target < 5 s: MET]" if n == 100_000 and stored < 5 else "")
-            + ("  [target < 5 s: MISSED]" if n == 100_000 and stored >= 5 else "")
+            f"{n:>7} cases: plan computed in {computed:.2f} s (preview); made and stored in "
+            f"{stored:.2f} s wall, {cpu:.2f} s CPU; {selected} selected{verdict}"
         )
     if len(sizes) >= 2:
         small, large = sizes[0], sizes[-1]
