@@ -11,6 +11,38 @@ from .selectors import plans_waiting_count
 from .services import plan_create
 
 DEMO_BUDGET = 8
+# The demo plan lives in the agent verifier; its cases are imported through the
+# adjudication app's own service only when that application has no case yet
+# (so a richer adjudication demo, if any, is sampled instead).
+DEMO_APPLICATION = "globex-verifier"
+_MANIFEST = {
+    "schema_version": 1, "fusion_policy_name": "console-common-source-collapse",
+    "fusion_policy_version": 1, "decision_policy_name": "default", "decision_policy_version": 1,
+    "adapter_provider": "demo", "adapter_runtime_version": "1.0.0", "disabled_sensors": [],
+}
+_EVIDENCE = {
+    # name: [(relation, trust_class, source_event_id)]
+    "agreeing": [("supports", "host_observed", "tree"), ("supports", "independent_external", "ci")],
+    "conflict": [("supports", "agent_adjacent", "turn"), ("contradicts", "host_observed", "tree")],
+    "self_only": [("supports", "model_internal", "turn")],
+    "unverified": [("supports", "host_observed", None), ("supports", "independent_external", "ci")],
+    "none": [],
+}
+_DEMO_CASES = [
+    # case id, subject, verdict, mined_by, sanitised, evidence
+    ("gv-001", "git commit", "corroborated", ["sensor_disagreement"], False, "conflict"),
+    ("gv-002", "git commit", "corroborated", ["sensor_disagreement"], False, "conflict"),
+    ("gv-003", "git commit", "corroborated", ["sensor_disagreement"], False, "conflict"),
+    ("gv-004", "git commit", "corroborated", ["sensor_disagreement"], False, "conflict"),
+    ("gv-005", "test suite passed", "verified", ["high_uncertainty"], True, "self_only"),
+    ("gv-006", "test suite passed", "verified", [], False, "agreeing"),
+    ("gv-007", "package published", "qualified", ["verdict_changed_across_findings"], False, "unverified"),
+    ("gv-008", "file deleted", "refuted", ["high_uncertainty", "sensor_disagreement"], False, "none"),
+    ("gv-009", "config updated", "verified", [], False, "agreeing"),
+    ("gv-010", "config updated", "verified", [], False, "agreeing"),
+    ("gv-011", "service restarted", "corroborated", ["high_uncertainty"], False, "agreeing"),
+    ("gv-012", "branch merged", "verified", [], True, "agreeing"),
+]
 
 
 def sampling_home_cards(application: Application) -> list[HomeCard]:
@@ -24,10 +56,39 @@ def sampling_home_cards(application: Application) -> list[HomeCard]:
     ]
 
 
+def _demo_cases(application: Application) -> None:
+    from adjudication.models import Case
+    from adjudication.schemas import CaseIn
+    from adjudication.services import case_import_batch
+
+    if Case.objects.filter(application=application).exists():
+        return
+    cases = [
+        CaseIn(
+            case_id=case_id,
+            claim={"subject": subject, "text": f"The agent reports: {subject}."},
+            local_verdict=verdict,
+            mined_by=mined_by,
+            sanitization_altered_outcome=sanitised,
+            replay_manifest=_MANIFEST,
+            evidence=[
+                {"evidence_id": f"e{i}", "relation": relation, "trust_class": trust,
+                 "source_event_id": f"{case_id}-{event}" if event else None, "sensor": trust}
+                for i, (relation, trust, event) in enumerate(_EVIDENCE[evidence], start=1)
+            ],
+        )
+        for case_id, subject, verdict, mined_by, sanitised, evidence in _DEMO_CASES
+    ]
+    case_import_batch(application=application, cases=cases, actor=None)
+
+
 def load_demo(*, application: Application, users: dict) -> None:
-    """One plan in each demo application that has cases; idempotent (one plan at most)."""
+    """One plan in the demo verifier application; idempotent (one plan at most)."""
+    if application.slug != DEMO_APPLICATION:
+        return
     if SamplingPlan.objects.filter(application=application).exists():
         return
+    _demo_cases(application)
     try:
         plan_create(application=application, budget=DEMO_BUDGET, actor=users["curator"])
     except DomainError:
