@@ -97,11 +97,17 @@ def _load(url: str, token: str, label: str) -> dict:
     return {"rps": len(latencies) / wall, "p95_ms": _p95(latencies) * 1000, "statuses": statuses}
 
 
-def ingest() -> None:
+def ingest(database: str = "sqlite") -> None:
     tmp = tempfile.mkdtemp(prefix="bench-flags-")
-    env = {**os.environ, "SQLITE_PATH": os.path.join(tmp, "ingest.sqlite3"),
-           "DJANGO_SETTINGS_MODULE": "bench.flags_settings", "DEBUG": "1"}
-    env.pop("DATABASE_URL", None)
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.flags_settings",
+           # Production mode, as deployed (no debug query log); plain HTTP on loopback.
+           "DEBUG": "0", "SECRET_KEY": "bench-only-secret-key-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1",
+           "SECURE_SSL_REDIRECT": "0"}
+    # Through DATABASE_URL, as deployed: persistent connections (conn_max_age), so
+    # SQLite does not checkpoint its WAL on every request's connection close.
+    env["DATABASE_URL"] = "sqlite:///" + os.path.join(tmp, "ingest.sqlite3")
+    if database == "postgresql":
+        env["DATABASE_URL"] = _fresh_pg_database()
     py = sys.executable
     subprocess.run([py, "manage.py", "migrate", "--noinput", "-v0", "--settings", "bench.flags_settings"],
                    cwd=ROOT, env=env, check=True)
@@ -132,7 +138,7 @@ def ingest() -> None:
     finally:
         server.terminate()
         server.wait(timeout=10)
-    print(f"ingest: {INGEST_REQUESTS} POSTs, {CLIENTS} concurrent clients, gunicorn 4 workers, SQLite")
+    print(f"ingest on {database}: {INGEST_REQUESTS} POSTs, {CLIENTS} concurrent clients, gunicorn 4 workers")
     print(f"  bare Django JSON endpoint : {bare['rps']:8.1f} req/s   p95 {bare['p95_ms']:6.1f} ms   {bare['statuses']}")
     print(f"  POST /api/v1/flags        : {flags['rps']:8.1f} flags/s p95 {flags['p95_ms']:6.1f} ms   {flags['statuses']}")
     ratio = flags["rps"] / bare["rps"]
@@ -153,7 +159,7 @@ def _populate(vendor: str, application_id: int, token_id: int, rows: int) -> Non
     # 1 in 50 rows is a capture (agent); of the rest, 1 in 10 is pending, the others decided.
     capture = "(n % 50 = 0)"
     status = (f"CASE WHEN {capture} THEN (CASE WHEN n % 100 = 0 THEN 'pending' ELSE 'labelled' END) "
-              "WHEN n % 10 = 1 THEN 'pending' WHEN n % 10 < 7 THEN 'approved' ELSE 'rejected' END")
+              "WHEN n % 10 = 1 THEN 'pending' WHEN n % 10 BETWEEN 2 AND 6 THEN 'approved' ELSE 'rejected' END")
     if vendor == "postgresql":
         series = f"SELECT generate_series(1, {rows}) AS n"
         public_id = "'fb_' || lpad(to_hex(n), 16, '0')"
@@ -190,14 +196,18 @@ def _populate(vendor: str, application_id: int, token_id: int, rows: int) -> Non
         cursor.execute("ANALYZE")
 
 
+def _fresh_pg_database() -> str:
+    name = PG_URL.rsplit("/", 1)[1]
+    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", name], check=True)
+    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True)
+    return PG_URL
+
+
 def queue(database: str) -> None:
     from bench.common import setup_django
 
     if database == "postgresql":
-        name = PG_URL.rsplit("/", 1)[1]
-        subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", name], check=True)
-        subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True)
-        setup_django(PG_URL)
+        setup_django(_fresh_pg_database())
     else:
         setup_django()
     from django.db import connection
@@ -219,8 +229,11 @@ def queue(database: str) -> None:
     client = Client()
     client.force_login(user)
     base = f"/a/{app.slug}/flags/"
-    second_page = client.get(base + "?sort=-created").context["next_link"]
-    deep = client.get(base + "?status=pending&problem=offensive").context["next_link"]
+    from feedback.selectors import FlagFilters, flag_page
+
+    second_page = "?sort=-created&cursor=" + flag_page(application=app).next_cursor
+    deep = "?status=pending&problem=offensive&cursor=" + flag_page(
+        application=app, filters=FlagFilters(status="pending", problem="offensive")).next_cursor
     pages = {
         "healthz (reference)": "/healthz",
         "first page": base + "?sort=-created",
@@ -253,7 +266,7 @@ def queue(database: str) -> None:
                        check=False)
 
 
-PARTS = {"ingest": ingest, "queue-sqlite": lambda: queue("sqlite"), "queue-postgresql": lambda: queue("postgresql")}
+PARTS = {"ingest": ingest, "ingest-postgresql": lambda: ingest("postgresql"), "queue-sqlite": lambda: queue("sqlite"), "queue-postgresql": lambda: queue("postgresql")}
 
 
 def main() -> None:

@@ -217,10 +217,6 @@ def flag_submit(
         )
 
     is_capture = bool(capture_reason)
-    existing = _existing(application, message_id, region, is_capture)
-    if existing is not None:
-        return FlagSubmission(flag=existing, created=False)
-
     if is_capture:
         author_kind = AuthorKind.AGENT
     elif actor.is_human:
@@ -258,7 +254,9 @@ def flag_submit(
             _event(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
                    actor=actor, at=now)
     except IntegrityError:
-        # A concurrent post of the same message won the race: answer with its flag.
+        # The insert is the duplicate check (the unique constraint on application,
+        # message and region), which saves a query on every new flag; an earlier
+        # or concurrent post of the same message answers with its flag.
         existing = _existing(application, message_id, region, is_capture)
         if existing is None:
             raise

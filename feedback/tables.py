@@ -7,6 +7,7 @@ from django.utils.html import format_html
 from .models import Flag
 
 AUTHOR_LABELS = {"end_user": "End user", "operator": "Operator", "agent": "Automated agent"}
+AUTHOR_SHORT = {"end_user": "end user", "operator": "operator", "agent": "agent"}
 
 
 class FlagTable(tables.Table):
@@ -19,7 +20,7 @@ class FlagTable(tables.Table):
     public_id = tables.Column(verbose_name="Flag", orderable=False)
     status = tables.Column(orderable=False)
     region = tables.Column(orderable=False)
-    problem = tables.Column(orderable=False)
+    problem = tables.Column(orderable=False, empty_values=())
     axis = tables.Column(orderable=False)
     author_kind = tables.Column(verbose_name="Flagged by", orderable=False)
     note = tables.Column(orderable=False)
@@ -54,16 +55,20 @@ class FlagTable(tables.Table):
             url, url, record.public_id,
         )
 
-    def render_status(self, value: str) -> str:
-        return format_html('<span class="badge {}">{}</span>', value, value)
+    def render_status(self, record: Flag) -> str:
+        return format_html('<span class="badge {}">{}</span>', record.status, record.status)
 
     def render_problem(self, value: str, record: Flag) -> str:
         if record.capture_reason:
             return f"capture: {record.get_capture_reason_display().lower()}"
         return self.problem_labels.get(value, value)
 
-    def render_author_kind(self, value: str) -> str:
-        return AUTHOR_LABELS.get(value, value)
+    # Columns with choices receive the long display value; the short key reads better here.
+    def render_author_kind(self, record: Flag) -> str:
+        return AUTHOR_SHORT.get(record.author_kind, record.author_kind)
+
+    def render_region(self, record: Flag) -> str:
+        return record.region
 
     def render_note(self, value: str) -> str:
-        return value if len(value) <= 60 else value[:59] + "…"
+        return value if len(value) <= 48 else value[:47] + "…"
