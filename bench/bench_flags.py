@@ -17,6 +17,7 @@
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -244,22 +245,27 @@ def queue(database: str) -> None:
         "filtered, next page": base + deep,
     }
     print(f"queue on {connection.vendor}: {ROWS:,} flags (filled in {fill:.0f} s), {QUEUE_SAMPLES} requests each")
+    # Wall time is what a user waits for; on a shared machine it also counts the
+    # time other processes hold the CPU, so this process's CPU time is shown too.
+    print(f"  {'page':<28} {'wall p95':>10} {'wall p50':>10} {'cpu p95':>10}   vs healthz   target < {TARGET_MS:.0f} ms")
     reference = None
     for label, url in pages.items():
-        samples = []
+        walls, cpus = [], []
         for _ in range(QUEUE_SAMPLES + 3):
-            t0 = time.perf_counter()
+            w0, c0 = time.perf_counter(), time.process_time()
             response = client.get(url)
-            samples.append(time.perf_counter() - t0)
+            walls.append(time.perf_counter() - w0)
+            cpus.append(time.process_time() - c0)
             assert response.status_code == 200, (url, response.status_code)
-        samples = samples[3:]  # warm-up
-        p = _p95(samples) * 1000
+        walls, cpus = walls[3:], cpus[3:]  # warm-up
+        wall, cpu, median = _p95(walls) * 1000, _p95(cpus) * 1000, statistics.median(walls) * 1000
+        figures = f"  {label:<28} {wall:8.2f}ms {median:8.2f}ms {cpu:8.2f}ms"
         if reference is None:
-            reference = p
-            print(f"  {label:<28} p95 {p:7.2f} ms")
+            reference = wall
+            print(figures)
             continue
-        verdict = "PASS" if p < TARGET_MS else "FAIL"
-        print(f"  {label:<28} p95 {p:7.2f} ms   x{p / reference:5.1f} healthz   (target < {TARGET_MS:.0f} ms: {verdict})")
+        verdict = "PASS" if wall < TARGET_MS else "FAIL"
+        print(f"{figures}   x{wall / reference:6.1f}     {verdict}")
     if database == "postgresql":
         connection.close()
         subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", PG_URL.rsplit("/", 1)[1]],
