@@ -1,0 +1,167 @@
+import pytest
+from django.urls import reverse
+
+from adjudication.models import CaseLabel, GoldLabelRevision, QueueEntry
+from adjudication.schemas import CaseIn
+from adjudication.services import case_import, label_submit, queue_enqueue
+from consoles.testing import assert_sealed
+from feedback.models import CaseFeedback
+
+from .factories import CaseFactory, CaseLabelFactory, case_payload
+
+pytestmark = pytest.mark.django_db
+
+
+def _case(application, case_id="c1", **kw):
+    return case_import(application=application, data=CaseIn.model_validate(case_payload(case_id, **kw)), actor=None).case
+
+
+def url(name, application, *args):
+    return reverse(f"adjudication:{name}", args=[application.slug, *args])
+
+
+def test_case_page_shows_claim_evidence_and_families_in_plain_prose(client, application, curator, django_assert_max_num_queries):
+    case = _case(application)
+    client.force_login(curator)
+    with django_assert_max_num_queries(16):
+        response = client.get(url("case", application, case.pk))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "The agent committed the fix." in html and "corroborated" in html
+    assert "family 1 — 2 records, counted as ONE source: same agent turn (event evt-1)" in html
+    assert "contested" in html and "independent sources disagree" in html
+    for word in ("union", "graph", "node"):
+        assert word not in html.lower().split("<main", 1)[1]
+
+
+def test_family_prose_is_absent_when_no_family_groups_records(client, application, curator):
+    case = _case(application, evidence=[{"evidence_id": "e1", "relation": "supports", "trust_class": "host_observed"}])
+    client.force_login(curator)
+    assert "counted as ONE source" not in client.get(url("case", application, case.pk)).content.decode()
+
+
+def test_user_text_is_escaped(client, application, curator):
+    case = _case(application, claim={"subject": "<script>x</script>", "text": "<b>bold</b>"})
+    client.force_login(curator)
+    html = client.get(url("case", application, case.pk)).content.decode()
+    assert "<script>x</script>" not in html and "&lt;script&gt;" in html
+
+
+def test_labels_are_hidden_before_submitting_your_own(client, application, curator, curator2):
+    case = _case(application)
+    label_submit(application=application, case=case, reviewer=curator, label="contradicted", rationale="secret reasoning")
+    client.force_login(curator2)
+    html = client.get(url("case", application, case.pk)).content.decode()
+    assert "secret reasoning" not in html and "contradicted</span>" not in html
+    assert "1 other label hidden until you submit yours" in html
+    response = client.post(url("label", application, case.pk), {"label": "reliable", "rationale": "my own"})
+    assert response.status_code == 302
+    html = client.get(url("case", application, case.pk)).content.decode()
+    assert "secret reasoning" in html and "hidden until" not in html
+
+
+def test_label_form_errors_write_nothing(client, application, curator):
+    case = _case(application)
+    client.force_login(curator)
+    response = client.post(url("label", application, case.pk), {"label": "reliable", "rationale": ""})
+    assert response.status_code == 422 and "This field is required." in response.content.decode()
+    assert not CaseLabel.objects.exists()
+
+
+def test_viewer_can_read_but_not_label(client, application, viewer):
+    case = _case(application)
+    client.force_login(viewer)
+    assert client.get(url("case", application, case.pk)).status_code == 200
+    assert client.post(url("label", application, case.pk), {"label": "reliable", "rationale": "x"}).status_code == 403
+    assert client.post(url("claim_next", application)).status_code == 403
+
+
+def test_claim_next_release_and_skip_screens(client, application, curator):
+    first, second = _case(application, "c1"), _case(application, "c2")
+    queue_enqueue(application=application, case=first, selection_reason="manual", actor=curator)
+    queue_enqueue(application=application, case=second, selection_reason="plan 1", actor=None)
+    client.force_login(curator)
+    response = client.post(url("claim_next", application))
+    assert response.url == url("case", application, first.pk)
+    entry = QueueEntry.objects.get(case=first)
+    assert entry.claimed_by == curator
+    assert "You hold this case" in client.get(response.url).content.decode()
+    response = client.post(url("skip", application, entry.pk))
+    assert response.url == url("case", application, second.pk)
+    other = QueueEntry.objects.get(case=second)
+    client.post(url("release", application, other.pk))
+    other.refresh_from_db()
+    assert other.claimed_by is None
+    assert client.get(url("claim_next", application)).status_code == 302  # GET just shows the queue
+
+
+def test_promote_to_gold_and_history(client, application, curator, curator2):
+    case = _case(application)
+    mine = label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
+    theirs = label_submit(application=application, case=case, reviewer=curator2, label="unreliable", rationale="r")
+    client.force_login(curator)
+    client.post(url("promote", application, case.pk), {"label_id": mine.pk})
+    client.post(url("promote", application, case.pk), {"label_id": theirs.pk, "rationale": "host log"})
+    assert list(GoldLabelRevision.objects.order_by("revision").values_list("label", flat=True)) == ["reliable", "unreliable"]
+    html = client.get(url("case", application, case.pk)).content.decode()
+    assert "revision 2" in html and "host log" in html
+    # someone who has not labelled the case cannot promote
+    other_case = _case(application, "c2")
+    label = CaseLabelFactory(case=other_case, reviewer=curator2)
+    client.post(url("promote", application, other_case.pk), {"label_id": label.pk})
+    assert not GoldLabelRevision.objects.filter(case=other_case).exists()
+
+
+def test_operator_feedback_from_the_case_page(client, application, viewer):
+    case = _case(application)
+    client.force_login(viewer)
+    response = client.post(url("feedback", application, case.pk), {"disposition": "disagrees", "note": "no"})
+    assert response.status_code == 302
+    row = CaseFeedback.objects.get()
+    assert row.author_kind == "operator" and row.bound_manifest == case.replay_manifest
+    assert not CaseLabel.objects.exists()
+
+
+def test_case_list_filters_and_htmx_partial(client, application, curator, django_assert_max_num_queries):
+    for i in range(5):
+        _case(application, f"c{i}")
+    _case(application, "special", claim={"subject": "rare subject", "text": "t"})
+    client.force_login(curator)
+    with django_assert_max_num_queries(8):
+        response = client.get(url("index", application))
+    assert response.status_code == 200 and "6 cases" in response.content.decode()
+    partial = client.get(url("index", application), {"q": "rare"}, HTTP_HX_REQUEST="true")
+    html = partial.content.decode()
+    assert "<html" not in html and "special" in html and "c1<" not in html
+
+
+def test_agreement_page_gate_and_figures(client, application, curator):
+    client.force_login(curator)
+    for i in range(19):
+        case = CaseFactory(application=application)
+        CaseLabelFactory(case=case, reviewer__username="ann", label="reliable" if i % 3 else "unreliable")
+        CaseLabelFactory(case=case, reviewer__username="ben", label="reliable")
+    html = client.get(url("agreement", application)).content.decode()
+    assert "not enough data (19/20)" in html and "κ =" not in html
+    case = CaseFactory(application=application)
+    CaseLabelFactory(case=case, reviewer__username="ann", label="unreliable")
+    CaseLabelFactory(case=case, reviewer__username="ben", label="unreliable")
+    html = client.get(url("agreement", application)).content.decode()
+    assert "κ =" in html and "not enough data (20/20)" not in html and "<svg" in html
+
+
+def test_pages_are_sealed(client, tenant_pair):
+    case = _case(tenant_pair.b)
+    for name in ("case", "label", "promote", "enqueue", "feedback"):
+        method = "get" if name == "case" else "post"
+        assert_sealed(client, tenant_pair.member_of_a, url(name, tenant_pair.b, case.pk), method)
+
+
+def test_home_cards(client, application, curator, curator2):
+    case = _case(application)
+    queue_enqueue(application=application, case=case, selection_reason="manual", actor=curator)
+    label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
+    client.force_login(curator2)
+    html = client.get(reverse("application_home", args=[application.slug])).content.decode()
+    assert 'data-testid="count-open-queue-entries">1<' in html
+    assert 'data-testid="count-cases-needing-a-second-label">1<' in html

@@ -1,0 +1,82 @@
+"""Browser tests for adjudication: claim next, label (independently), promote to gold."""
+
+import pytest
+from playwright.sync_api import expect
+
+from adjudication.schemas import CaseIn
+from adjudication.services import case_import, label_submit, queue_enqueue
+from adjudication.tests.factories import case_payload
+from consoles.models import Role
+from consoles.tests.factories import ApplicationFactory, MembershipFactory, UserFactory
+
+from .conftest import login
+
+
+@pytest.fixture
+def queued_case(transactional_db):
+    app = ApplicationFactory(slug="acme", name="Acme assistant")
+    cora = UserFactory(username="cora")
+    dan = UserFactory(username="dan")
+    MembershipFactory(user=cora, application=app, role=Role.CURATOR)
+    MembershipFactory(user=dan, application=app, role=Role.CURATOR)
+    case = case_import(application=app, data=CaseIn.model_validate(case_payload("mined-42")), actor=None).case
+    queue_enqueue(application=app, case=case, selection_reason="plan 3: sensor_disagreement", actor=None)
+    # dan labelled first: cora must not see it before she submits hers.
+    label_submit(application=app, case=case, reviewer=dan, label="contradicted", rationale="dan's hidden reasoning")
+    return case
+
+
+def test_claim_label_and_promote_to_gold(page, queued_case):
+    violations: list[str] = []
+    page.on("console", lambda msg: violations.append(msg.text) if "Content Security Policy" in msg.text else None)
+    login(page, "cora")
+    page.goto("/a/acme/cases/queue/")
+    expect(page.get_by_role("cell", name="plan 3: sensor_disagreement")).to_be_visible()
+    page.get_by_role("button", name="Claim next").click()
+
+    expect(page.get_by_role("heading", name="Case mined-42")).to_be_visible()
+    expect(page.get_by_test_id("claim")).to_contain_text("You hold this case")
+    expect(page.get_by_test_id("families")).to_contain_text("family 1 — 2 records, counted as ONE source: same agent turn (event evt-1)")
+    labels = page.get_by_test_id("labels")
+    expect(labels).to_contain_text("1 other label hidden until you submit yours")
+    expect(labels).not_to_contain_text("dan's hidden reasoning")
+
+    labels.get_by_label("unreliable").check()
+    labels.get_by_label("Rationale").fill("The host working tree shows no commit.")
+    labels.get_by_role("button", name="Submit label").click()
+
+    expect(page.get_by_text("Label saved")).to_be_visible()
+    expect(labels).to_contain_text("Your label: unreliable")
+    expect(labels).to_contain_text("dan's hidden reasoning")
+    expect(page.get_by_test_id("claim")).to_have_count(0)  # two labels: the entry is done
+
+    labels.get_by_role("button", name="Promote “unreliable” to gold").click()
+    gold = page.get_by_test_id("gold")
+    expect(gold).to_contain_text("Current: unreliable (revision 1)")
+    labels.get_by_role("button", name="Promote “contradicted” to gold").click()
+    expect(gold).to_contain_text("Current: contradicted (revision 2)")
+    expect(gold.get_by_role("row")).to_have_count(3)  # header + two revisions
+    assert violations == []
+
+
+def test_two_curators_claim_different_cases(new_page, queued_case):
+    app = queued_case.application
+    for i in range(2):
+        extra = case_import(application=app, data=CaseIn.model_validate(case_payload(f"extra-{i}")), actor=None).case
+        queue_enqueue(application=app, case=extra, selection_reason="manual", actor=None)
+    ed = UserFactory(username="ed")
+    MembershipFactory(user=ed, application=app, role=Role.CURATOR)
+    first, second = new_page(), new_page()
+    login(first, "cora")
+    login(second, "ed")
+    for page in (first, second):
+        page.goto("/a/acme/cases/queue/")
+        page.get_by_role("button", name="Claim next").click()
+        expect(page.get_by_test_id("claim")).to_contain_text("You hold this case")
+    assert first.url != second.url
+
+
+def test_agreement_page_shows_the_gate(page, queued_case):
+    login(page, "cora")
+    page.goto("/a/acme/cases/agreement/")
+    expect(page.get_by_test_id("kappa")).to_have_text("not enough data (0/20)")
