@@ -31,6 +31,8 @@ def test_wrong_password_shows_an_error(page, two_apps):
 
 def test_the_console_is_keyboard_reachable(page, two_apps):
     login(page, "cora")
+    # Wait for the page after login: a Tab pressed mid-navigation focuses the old page.
+    expect(page.get_by_role("heading", name="Your applications")).to_be_visible()
     page.keyboard.press("Tab")
     expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
 
