@@ -102,9 +102,30 @@ def case_evidence_records(*, application: Application) -> dict[int, list[Evidenc
     result: dict[int, list[EvidenceRecord]] = {
         pk: [] for pk in Case.objects.filter(application=application).values_list("pk", flat=True)
     }
-    rows = Evidence.objects.filter(case__application=application).order_by("case_id", "position")
-    for row in rows.iterator(chunk_size=2000):
-        result.setdefault(row.case_id, []).append(_record(row))
+    # Tuples, not model instances: this runs over every case of an application.
+    rows = (
+        Evidence.objects.filter(case__application=application)
+        .order_by("case_id", "position")
+        .values_list(
+            "case_id", "evidence_id", "relation", "trust_class", "source_event_id",
+            "correlation_group", "derived_from", "sensor", "observed_at",
+        )
+    )
+    for case_pk, evidence_id, relation, trust, event, group, derived, sensor, observed in rows.iterator(
+        chunk_size=5000
+    ):
+        result.setdefault(case_pk, []).append(
+            EvidenceRecord(
+                evidence_id=evidence_id,
+                relation=relation,
+                trust_class=trust,
+                source_event_id=event or None,
+                correlation_group=group or None,
+                derived_from=tuple(derived or ()),
+                sensor=sensor,
+                observed_at=observed,
+            )
+        )
     return result
 
 
