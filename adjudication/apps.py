@@ -11,4 +11,5 @@ class AdjudicationConfig(AppConfig):
         from .home import home_cards
 
         register_home_cards(home_cards, order=20)
-        register_demo_loader(load_demo, order=20)
+        # After sampling (300): its demo plan is made on its own verifier cases first.
+        register_demo_loader(load_demo, order=400)
