@@ -138,7 +138,12 @@ def ingest(database: str = "sqlite") -> None:
         flags = _load(f"{base}/api/v1/flags", token, "flag")
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        try:
+            # Graceful stop lets workers finish; on a loaded machine that can take a while.
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
     print(f"ingest on {database}: {INGEST_REQUESTS} POSTs, {CLIENTS} concurrent clients, gunicorn 4 workers")
     print(f"  bare Django JSON endpoint : {bare['rps']:8.1f} req/s   p95 {bare['p95_ms']:6.1f} ms   {bare['statuses']}")
     print(f"  POST /api/v1/flags        : {flags['rps']:8.1f} flags/s p95 {flags['p95_ms']:6.1f} ms   {flags['statuses']}")
