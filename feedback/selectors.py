@@ -6,13 +6,12 @@ scan of one page whatever the table size, and nothing counts the table.
 
 import base64
 import binascii
-import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
@@ -268,7 +267,7 @@ def case_feedback_list(*, application: Application, case_ref: str) -> QuerySet[C
     )
 # --- Exports and data governance ---------------------------------------------
 
-EXPORT_CHUNK_SIZE = 2000
+EXPORT_CHUNK_SIZE = 5000
 
 
 def flag_export_queryset(
@@ -301,9 +300,9 @@ def flag_export_batches(
     The database builds each line (SQLite `json_object`, PostgreSQL
     `row_to_json`): the same bytes as `feedback.exports.encode_row` (a test
     holds them identical) at several times the speed of encoding in Python.
-    Rows are fetched `chunk_size` at a time from one cursor — a server-side
-    cursor inside a transaction on PostgreSQL, so neither the client nor the
-    server materialises the result — and memory stays flat in the number of rows.
+    Rows arrive `chunk_size` at a time — from one SQLite cursor, or streamed by
+    PostgreSQL's COPY — so neither side materialises the result and memory
+    stays flat in the number of rows.
     """
     qs = flag_export_queryset(application=application, filters=filters, changed_since=changed_since)
     vendor = connection.vendor
@@ -314,15 +313,42 @@ def flag_export_batches(
     inner, inner_params = qs.order_by().values_list(*_EXPORT_SOURCE_COLUMNS).query.sql_with_params()
     line_sql, line_params = _export_line_sql(vendor, application.slug)
     sql = f"{line_sql.format(inner=inner)} ORDER BY s.created_at, s.id"
-    params = (*line_params, *inner_params) if vendor == "sqlite" else (*inner_params, *line_params)
-    # PostgreSQL: a named cursor outside a transaction would be WITH HOLD, which
-    # copies the whole result on the server first; inside one it streams. SQLite
-    # reads from its WAL snapshot without a transaction (an IMMEDIATE one would
-    # block every writer for the length of the export).
-    guard = transaction.atomic() if vendor == "postgresql" else contextlib.nullcontext()
-    with guard, connection.chunked_cursor() as cursor:
-        cursor.execute(sql, params)
+    if vendor == "postgresql":
+        yield from _copy_batches(sql, (*inner_params, *line_params), chunk_size)
+        return
+    # SQLite reads from its WAL snapshot without a transaction (an IMMEDIATE one
+    # would block every writer for the length of the export).
+    with connection.chunked_cursor() as cursor:
+        cursor.execute(sql, (*line_params, *inner_params))
         while batch := cursor.fetchmany(chunk_size):
+            yield batch
+
+
+def _copy_batches(sql: str, params: tuple, chunk_size: int) -> Iterator[list[tuple[int, str, int, bytes]]]:
+    """PostgreSQL: stream the rows with `COPY (...) TO STDOUT` in binary format.
+
+    COPY is one statement (one snapshot, no transaction or cursor to hold) and
+    the server streams rows without waiting for FETCH round trips, so it keeps
+    producing while this process writes the previous batch; the JSON line comes
+    as bytea, i.e. the raw UTF-8 bytes, never decoded and re-encoded. This is the
+    protocol `psql \\copy` uses; a named cursor with `fetchmany` was 1.5x slower.
+    """
+    connection.ensure_connection()
+    sql = sql.replace("row_to_json(j)::text", "convert_to(row_to_json(j)::text, 'UTF8')", 1)
+    # Values are bound client-side by psycopg (COPY takes no server-side parameters).
+    with (
+        connection.wrap_database_errors,
+        connection.connection.cursor() as cursor,
+        cursor.copy(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params) as copy,
+    ):
+        copy.set_types(["int8", "text", "int4", "bytea"])
+        batch: list[tuple[int, str, int, bytes]] = []
+        for row in copy.rows():
+            batch.append(row)
+            if len(batch) >= chunk_size:
+                yield batch
+                batch = []
+        if batch:
             yield batch
 
 

@@ -350,3 +350,20 @@ def test_the_database_builds_byte_for_byte_the_reference_lines(application, cura
     assert len(built) == 5
     assert built == reference
     assert json.loads(built[odd.pk])["created_at"] == "2026-06-26T10:14:33+00:00"
+
+
+def test_an_export_abandoned_after_its_first_batch_leaves_the_connection_usable(application, curator):
+    """A client that drops a streamed download closes the generator mid-stream
+    (PostgreSQL: mid-COPY); the next query on the same connection must work."""
+    from feedback.selectors import flag_export_batches
+
+    for _ in range(5):
+        approve(FlagFactory(application=application), curator)
+    batches = flag_export_batches(application=application, filters=FlagFilters(), chunk_size=2)
+    first = next(batches)
+    batches.close()
+    assert len(first) == 2
+    assert Flag.objects.filter(application=application).count() == 5
+    again = [row for batch in flag_export_batches(application=application, filters=FlagFilters())
+             for row in batch]
+    assert len(again) == 5
