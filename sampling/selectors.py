@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
+from django.db import connection, transaction
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
@@ -31,6 +33,16 @@ class Corpus:
 
 
 def sampling_corpus(*, application: Application) -> Corpus:
+    """See `_read_corpus`. On PostgreSQL the reads run inside a transaction: a
+    server-side cursor outside one is WITH HOLD, which makes the server copy the
+    whole result before the first row arrives; inside one, rows stream. (On
+    SQLite a transaction would take the write lock for the whole read.)"""
+    guard = transaction.atomic() if connection.vendor == "postgresql" else contextlib.nullcontext()
+    with guard:
+        return _read_corpus(application)
+
+
+def _read_corpus(application: Application) -> Corpus:
     """Every case of the application turned into policy inputs, in a fixed number
     of queries (cases, evidence, gold labels, feedback), never one per case.
 
