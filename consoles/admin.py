@@ -33,7 +33,7 @@ class ApplicationTokenInline(admin.TabularInline):
 @admin.register(Application)
 class ApplicationAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "capture_enabled", "retention_days", "created_at"]
-    list_filter = ["capture_enabled", "exemplar_bank_enabled", "gold_requires_two_agreeing"]
+    list_filter = ["capture_enabled", "gold_requires_two_agreeing"]
     search_fields = ["name", "slug"]
     readonly_fields = ["created_at"]
     inlines = [MembershipInline, ApplicationTokenInline]
@@ -53,7 +53,8 @@ class ApplicationAdmin(admin.ModelAdmin):
             },
         ),
         ("Adjudication", {"fields": ["case_labels", "gold_requires_two_agreeing"]}),
-        ("Fast loop and retention", {"fields": ["exemplar_bank_enabled", "retention_days"]}),
+        # The exemplar bank's settings live with the bank (exemplars.BankSettings).
+        ("Retention", {"fields": ["retention_days"]}),
     ]
 
 

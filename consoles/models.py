@@ -100,7 +100,6 @@ class Application(models.Model):
         default=False,
         help_text="Promoting a case label to gold needs two curators agreeing.",
     )
-    exemplar_bank_enabled = models.BooleanField(default=False)
 
     retention_days = models.PositiveIntegerField(
         null=True, blank=True, help_text="Delete flags older than this; blank keeps them."

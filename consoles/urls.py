@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from adjudication.api import router as adjudication_router
+from exemplars.api import router as exemplars_router
 from feedback.api import router as feedback_router
 from feedback.export_api import router as feedback_export_router
 from sampling.api import router as sampling_router
@@ -19,6 +20,7 @@ api.add_router("/v1", feedback_router)
 api.add_router("/v1", adjudication_router)
 api.add_router("/v1", sampling_router)
 api.add_router("/v1", teaching_router)
+api.add_router("/v1", exemplars_router)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -32,4 +34,5 @@ urlpatterns = [
     path("a/<slug:app_slug>/cases/", include("adjudication.urls")),
     path("a/<slug:app_slug>/sampling/", include("sampling.urls")),
     path("a/<slug:app_slug>/teaching/", include("teaching.urls")),
+    path("a/<slug:app_slug>/bank/", include("exemplars.urls")),
 ]

@@ -245,6 +245,8 @@ class Flag(models.Model):
             ),
             models.Index(fields=["application", "region", "created_at", "id"], name="fb_flag_region_created"),
             models.Index(fields=["application", "updated_at", "id"], name="fb_flag_app_updated"),
+            # The exemplar bank's per-score check: the latest approved change, one index lookup.
+            models.Index(fields=["application", "status", "updated_at"], name="fb_flag_status_updated"),
             models.Index(fields=["updated_at"], name="fb_flag_updated"),
         ]
 

@@ -247,6 +247,54 @@ def unlabelled_capture_count(*, application: Application, cap: int | None = None
     return (qs[:cap] if cap else qs).count()
 
 
+# --- The exemplar bank (read by the exemplars app) ---------------------------------
+
+
+def approved_set_marker(*, application: Application) -> tuple[datetime | None, datetime | None]:
+    """A cheap marker of the approved set: (latest update of an approved flag,
+    latest review decision), two index lookups whatever the table size.
+
+    A flag enters the approved set, or changes while in it, only through a
+    review that stamps `updated_at`; it leaves it only through a review (a new
+    FlagReview) or a deletion (erasure / retention, which call the erasure
+    hooks). So when neither value moved, the approved set did not change.
+    """
+    latest_approved = (
+        Flag.objects.filter(application=application, status=FlagStatus.APPROVED)
+        .order_by("-updated_at").values_list("updated_at", flat=True).first()
+    )
+    latest_review = (
+        FlagReview.objects.filter(application=application)
+        .order_by("-created_at").values_list("created_at", flat=True).first()
+    )
+    return latest_approved, latest_review
+
+
+BANK_COLUMNS = ("pk", "public_id", "region", "axis", "verdict", "prompt", "answer", "twin_prompt",
+                "twin_answer", "weight")
+
+
+def approved_bank_rows(
+    *, application: Application, axes: Iterable[str], chunk_size: int = 2000
+) -> Iterator[tuple]:
+    """Approved flags whose axis is one of `axes`, as tuples of BANK_COLUMNS, by public id."""
+    return (
+        Flag.objects.filter(application=application, status=FlagStatus.APPROVED, axis__in=list(axes))
+        .exclude(verdict="")
+        .order_by("public_id")
+        .values_list(*BANK_COLUMNS)
+        .iterator(chunk_size=chunk_size)
+    )
+
+
+def approved_count_outside(*, application: Application, axes: Iterable[str]) -> int:
+    """Approved flags whose axis is not one of `axes` (skipped by a detector that lacks it)."""
+    return (
+        Flag.objects.filter(application=application, status=FlagStatus.APPROVED)
+        .exclude(axis__in=list(axes)).count()
+    )
+
+
 # --- Case feedback ---------------------------------------------------------------
 
 

@@ -1,0 +1,348 @@
+"""Writes and the scoring path of the exemplar bank.
+
+The bank of a detector profile is loaded once per server process and kept in
+memory, keyed by its version: a score never reads the vectors from the
+database once loaded. Each score checks a cheap fingerprint (two index
+lookups on the flags plus this application's erasure generation, see
+`feedback.selectors.approved_set_marker`); only when it moved is the approved
+set read and hashed, and only when that version changed is anything embedded.
+"""
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings as django_settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from consoles.errors import Conflict, InvalidInput
+from consoles.models import Application
+from feedback import selectors as feedback_selectors
+from feedback.models import Region
+
+from .bank import (
+    AxisScore,
+    BankIndex,
+    FlagRow,
+    adjust,
+    bank_version,
+    build_index,
+    detector_only,
+    flag_pks_from_bytes,
+)
+from .embedding import Embedder, get_embedder
+from .models import BankBuild, BankSettings, DetectorProfile
+from .selectors import bank_settings_get, profile_get
+
+MAX_SCORE_TEXT = 32_000  # characters; longer inputs are refused with 422
+MAX_AXES = 64
+
+
+def embedder() -> Embedder:
+    return get_embedder(getattr(django_settings, "EXEMPLAR_EMBEDDER", "hashed-ngrams"))
+
+
+# --- Settings and profiles ----------------------------------------------------------
+
+
+def bank_settings_update(
+    *, application: Application, enabled: bool, tau: float, actor: AbstractBaseUser | None = None
+) -> BankSettings:
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 < tau <= 1:
+        raise InvalidInput("τ must be above 0 and at most 1.", fields={"tau": "above 0 and at most 1"})
+    with transaction.atomic():
+        row, _ = BankSettings.objects.select_for_update().get_or_create(application=application)
+        row.enabled, row.tau, row.updated_by = bool(enabled), float(tau), actor
+        row.save()
+    return row
+
+
+def _clean_axes(application: Application, axes: object) -> list[str]:
+    if isinstance(axes, str):
+        axes = [a.strip() for a in axes.replace("\n", ",").split(",") if a.strip()]
+    if not isinstance(axes, list | tuple) or not axes or not all(isinstance(a, str) and a for a in axes):
+        raise InvalidInput("Give at least one axis.", fields={"axes": "at least one axis"})
+    unknown = [a for a in axes if a not in application.axes]
+    if unknown:
+        raise InvalidInput(
+            f"Not axes of this application: {', '.join(unknown)}.",
+            fields={"axes": f"unknown: {', '.join(unknown)}; use {', '.join(application.axes)}"},
+        )
+    if len(set(axes)) != len(axes):
+        raise InvalidInput("Each axis once.", fields={"axes": "each axis once"})
+    return list(axes)
+
+
+def profile_save(
+    *, application: Application, name: str, axes: object, profile: DetectorProfile | None = None
+) -> DetectorProfile:
+    """Create a detector profile, or rename / change the axes of `profile`."""
+    name = (name or "").strip()
+    row = profile or DetectorProfile(application=application)
+    if row.application_id != application.pk:
+        raise InvalidInput("This profile belongs to another application.", fields={"name": "unknown profile"})
+    row.name, row.axes = name, _clean_axes(application, axes)
+    try:
+        row.full_clean(validate_unique=False, validate_constraints=False)
+    except Exception as exc:  # ValidationError: report the first message per field
+        fields = {k: "; ".join(v) for k, v in getattr(exc, "message_dict", {"name": [str(exc)]}).items()}
+        raise InvalidInput(next(iter(fields.values())), fields=fields) from exc
+    try:
+        with transaction.atomic():
+            row.save()
+    except IntegrityError as exc:
+        raise Conflict(f"A detector profile named {name!r} already exists.", code="duplicate_profile",
+                       fields={"name": "already exists"}) from exc
+    _cache.pop(row.pk, None)
+    return row
+
+
+def profile_delete(*, profile: DetectorProfile) -> None:
+    _cache.pop(profile.pk, None)
+    profile.delete()
+
+
+# --- The bank: fingerprint, load, build ---------------------------------------------
+
+
+@dataclass
+class _Loaded:
+    fingerprint: str
+    index: BankIndex
+
+
+_cache: dict[int, _Loaded] = {}
+_locks: dict[int, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock(profile_pk: int) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(profile_pk, threading.Lock())
+
+
+def cache_clear() -> None:
+    """Forget every loaded bank (tests; a process that must re-read the database)."""
+    _cache.clear()
+
+
+def bank_fingerprint(*, profile: DetectorProfile, bank_settings: BankSettings, embedder_id: str) -> str:
+    latest_approved, latest_review = feedback_selectors.approved_set_marker(application=profile.application)
+    key = "|".join([
+        embedder_id, ",".join(sorted(profile.axes)), str(bank_settings.generation),
+        latest_approved.isoformat() if latest_approved else "-",
+        latest_review.isoformat() if latest_review else "-",
+    ])
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _approved_rows(profile: DetectorProfile) -> list[FlagRow]:
+    rows = []
+    for pk, public_id, region, axis, verdict, prompt, answer, twin_prompt, twin_answer, weight in (
+        feedback_selectors.approved_bank_rows(application=profile.application, axes=profile.axes)
+    ):
+        prompt_region = region == Region.PROMPT
+        rows.append(FlagRow(
+            pk=pk, public_id=public_id, region=region, axis=axis, verdict=verdict,
+            text=prompt if prompt_region else answer,
+            twin_text=twin_prompt if prompt_region else twin_answer,
+            weight=weight,
+        ))
+    return rows
+
+
+@dataclass(frozen=True)
+class BankState:
+    index: BankIndex
+    built: bool  # this call embedded the approved set (the version changed)
+    seconds: float = 0.0
+
+
+def bank_load(*, profile: DetectorProfile, bank_settings: BankSettings | None = None) -> BankState:
+    """The profile's current bank: from memory, else from the database, else built.
+
+    Built only when the version (embedder + approved set) differs from the
+    stored one; the fingerprint check keeps the common case to two index lookups.
+    """
+    bank_settings = bank_settings or bank_settings_get(application=profile.application)
+    emb = embedder()
+    fingerprint = bank_fingerprint(profile=profile, bank_settings=bank_settings, embedder_id=emb.id)
+    cached = _cache.get(profile.pk)
+    if cached is not None and cached.fingerprint == fingerprint:
+        return BankState(cached.index, built=False)
+    with _lock(profile.pk):
+        cached = _cache.get(profile.pk)
+        if cached is not None and cached.fingerprint == fingerprint:
+            return BankState(cached.index, built=False)
+        stored = (
+            BankBuild.objects.filter(profile=profile).only("pk", "version", "fingerprint", "embedder").first()
+        )
+        if stored is not None and stored.fingerprint == fingerprint and stored.embedder == emb.id:
+            # Another process (or a rebuild command) already checked this state.
+            index = cached.index if cached and cached.index.version == stored.version else _read(stored)
+            _cache[profile.pk] = _Loaded(fingerprint, index)
+            return BankState(index, built=False)
+        rows = _approved_rows(profile)
+        version = bank_version(emb.id, [r.public_id for r in rows], [r.digest() for r in rows])
+        if cached is not None and cached.index.version == version:
+            index = cached.index
+        elif stored is not None and stored.version == version:
+            index = _read(stored)
+        else:
+            started = time.perf_counter()
+            index = build_index(rows, axes=profile.axes, embedder=emb, version=version)
+            seconds = time.perf_counter() - started
+            _store(profile, index, fingerprint, seconds)
+            _cache[profile.pk] = _Loaded(fingerprint, index)
+            return BankState(index, built=True, seconds=seconds)
+        BankBuild.objects.filter(profile=profile, version=version).update(fingerprint=fingerprint)
+        _cache[profile.pk] = _Loaded(fingerprint, index)
+        return BankState(index, built=False)
+
+
+def _read(stored: BankBuild) -> BankIndex:
+    payload = BankBuild.objects.filter(pk=stored.pk).values_list("payload", flat=True).get()
+    return BankIndex.from_bytes(payload)
+
+
+def _store(profile: DetectorProfile, index: BankIndex, fingerprint: str, seconds: float) -> None:
+    skipped = feedback_selectors.approved_count_outside(application=profile.application, axes=profile.axes)
+    values = {
+        "application": profile.application, "version": index.version, "embedder": index.embedder_id,
+        "fingerprint": fingerprint, "exemplar_count": index.size, "flag_count": index.flag_count,
+        "skipped_flag_count": skipped, "stats": index.stats(), "payload": index.to_bytes(),
+        "flag_pks": index.flag_pks_bytes(), "built_at": timezone.now(), "build_seconds": round(seconds, 4),
+    }
+    with transaction.atomic():
+        # Two processes building the same version write the same bytes: last one wins.
+        BankBuild.objects.update_or_create(profile=profile, defaults=values)
+
+
+def bank_rebuild(*, profile: DetectorProfile) -> BankState:
+    """What `manage.py rebuild_bank` and the screen's button do: check, and build if the version changed."""
+    return bank_load(profile=profile)
+
+
+# --- Scoring ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    profile: DetectorProfile
+    region: str
+    enabled: bool
+    tau: float
+    version: str | None
+    axes: dict[str, AxisScore]
+
+    def as_dict(self) -> dict:
+        axes = {}
+        for axis, score in self.axes.items():
+            item = {"p_detector": score.p_detector, "threshold": score.threshold, "p": score.p, "flag": score.flag}
+            if score.match is not None:
+                item["exemplar_match"] = score.match.as_dict()
+            axes[axis] = item
+        bank = {"enabled": self.enabled, "tau": self.tau}
+        if self.version:
+            bank["version"] = self.version
+        return {"detector": self.profile.name, "region": self.region, "bank": bank, "axis_energy": axes}
+
+
+def _validate(
+    application: Application, detector: str, region: str, text: str, axis_energy: dict
+) -> tuple[DetectorProfile, dict[str, tuple[float, float]]]:
+    errors: dict[str, str] = {}
+    profile = profile_get(application=application, name=detector) if isinstance(detector, str) else None
+    if profile is None:
+        errors["detector"] = f"Unknown detector profile {detector!r} for this application."
+    if region not in Region.values:
+        errors["region"] = f"Use one of {', '.join(Region.values)}."
+    if not isinstance(text, str):
+        errors["text"] = "A string."
+    elif len(text) > MAX_SCORE_TEXT:
+        errors["text"] = f"At most {MAX_SCORE_TEXT} characters."
+    energies: dict[str, tuple[float, float]] = {}
+    if not isinstance(axis_energy, dict) or not axis_energy:
+        errors["axis_energy"] = "Give at least one axis with its p_detector and threshold."
+    elif len(axis_energy) > MAX_AXES:
+        errors["axis_energy"] = f"At most {MAX_AXES} axes."
+    else:
+        for axis, values in axis_energy.items():
+            if profile is not None and axis not in profile.axes:
+                errors[f"axis_energy.{axis}"] = (
+                    f"{axis!r} is not an axis of detector {profile.name!r} ({', '.join(profile.axes)})."
+                )
+                continue
+            p, threshold = values
+            for name, value in (("p_detector", p), ("threshold", threshold)):
+                if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                    errors[f"axis_energy.{axis}.{name}"] = "A number between 0 and 1."
+            energies[axis] = (float(p), float(threshold))
+    if errors:
+        first = next(iter(errors))
+        raise InvalidInput(f"{first}: {errors[first]}", fields=errors)
+    return profile, energies
+
+
+def score(
+    *, application: Application, detector: str, region: str, text: str, axis_energy: dict[str, tuple[float, float]],
+    bank_settings: BankSettings | None = None, preview: bool = False,
+) -> ScoreResult:
+    """Scores of one input, adjusted by the bank when it is enabled for the application.
+
+    `axis_energy`: axis -> (p_detector, threshold). Disabled (the default): no
+    bank is built or consulted and each axis is exactly the detector's own
+    (flag = p_detector >= threshold). `preview` (the screen's "try it")
+    consults the bank even when disabled.
+    """
+    profile, energies = _validate(application, detector, region, text, axis_energy)
+    bank_settings = bank_settings or bank_settings_get(application=application)
+    if not (bank_settings.enabled or preview):
+        axes = {axis: detector_only(p, t) for axis, (p, t) in energies.items()}
+        return ScoreResult(profile, region, False, bank_settings.tau, None, axes)
+    index = bank_load(profile=profile, bank_settings=bank_settings).index
+    matches = {}
+    if index.size and text.strip():
+        matches = index.best_matches(embedder().embed([text])[0], region, energies)
+    axes = {}
+    for axis, (p, t) in energies.items():
+        danger, benign = matches.get(axis, (None, None))
+        axes[axis] = adjust(p, t, danger, benign, bank_settings.tau)
+    return ScoreResult(profile, region, bank_settings.enabled, bank_settings.tau, index.version, axes)
+
+
+# --- Erasure -----------------------------------------------------------------------------
+
+
+def bank_erase_flags(*, application: Application, flag_pks: list[int]) -> int:
+    """Erasure hook (registered with feedback): remove these flags' exemplars from
+    every stored bank of the application, in the erasure's transaction.
+
+    Returns how many exemplars went. The stored bank keeps the version a
+    rebuild from the remaining approved set would give, so nothing is
+    re-embedded; the generation bump tells every server process to drop its
+    in-memory copy on its next score.
+    """
+    if not flag_pks:
+        return 0
+    BankSettings.objects.get_or_create(application=application)
+    BankSettings.objects.filter(application=application).update(generation=F("generation") + 1)
+    wanted = np.asarray(sorted(set(flag_pks)), dtype=np.int64)
+    removed = 0
+    builds = BankBuild.objects.select_for_update().filter(application=application).only("pk", "flag_pks", "profile")
+    for build in builds:
+        if not np.isin(flag_pks_from_bytes(build.flag_pks), wanted).any():
+            continue
+        index, gone = _read(build).without_flags(wanted.tolist())
+        BankBuild.objects.filter(pk=build.pk).update(
+            version=index.version, fingerprint="", exemplar_count=index.size, flag_count=index.flag_count,
+            stats=index.stats(), payload=index.to_bytes(), flag_pks=index.flag_pks_bytes(),
+        )
+        _cache.pop(build.profile_id, None)
+        removed += gone
+    return removed
