@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings as django_settings
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -88,9 +89,13 @@ def profile_save(
         raise InvalidInput("This profile belongs to another application.", fields={"name": "unknown profile"})
     row.name, row.axes = name, _clean_axes(application, axes)
     try:
-        row.full_clean(validate_unique=False, validate_constraints=False)
-    except Exception as exc:  # ValidationError: report the first message per field
-        fields = {k: "; ".join(v) for k, v in getattr(exc, "message_dict", {"name": [str(exc)]}).items()}
+        row.full_clean()
+    except ValidationError as exc:
+        codes = {error.code for errors in exc.error_dict.values() for error in errors}
+        if "duplicate_profile" in codes:
+            raise Conflict(f"A detector profile named {name!r} already exists.", code="duplicate_profile",
+                           fields={"name": "already exists"}) from exc
+        fields = {("name" if k == NON_FIELD_ERRORS else k): "; ".join(v) for k, v in exc.message_dict.items()}
         raise InvalidInput(next(iter(fields.values())), fields=fields) from exc
     try:
         with transaction.atomic():
@@ -134,7 +139,8 @@ def cache_clear() -> None:
 def bank_fingerprint(*, profile: DetectorProfile, bank_settings: BankSettings, embedder_id: str) -> str:
     latest_approved, latest_review = feedback_selectors.approved_set_marker(application=profile.application)
     key = "|".join([
-        embedder_id, ",".join(sorted(profile.axes)), str(bank_settings.generation),
+        embedder_id, str(profile.application_id), str(profile.pk), profile.name, ",".join(sorted(profile.axes)),
+        str(bank_settings.generation),
         latest_approved.isoformat() if latest_approved else "-",
         latest_review.isoformat() if latest_review else "-",
     ])

@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from consoles.access import member_required
 from consoles.errors import DomainError
@@ -123,8 +123,10 @@ def try_it(request: HttpRequest) -> HttpResponse:
 
 
 @member_required(Role.ADMIN)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def settings_update(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":  # the form lives on the bank page
+        return redirect("exemplars:bank", app_slug=request.application.slug)
     form = SettingsForm(request.POST)
     if not form.is_valid():
         return _page(request, status=400, settings_form=form)
@@ -163,8 +165,10 @@ def _profile_or_404(request: HttpRequest, pk: int) -> DetectorProfile:
 
 
 @member_required(Role.ADMIN)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def profile_create(request: HttpRequest) -> HttpResponse:
+    if request.method == "GET":
+        return redirect("exemplars:bank", app_slug=request.application.slug)
     form = ProfileForm(request.POST, application=request.application, prefix="new")
     return _save_profile(request, form, None)
 
