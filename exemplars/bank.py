@@ -203,7 +203,11 @@ class BankIndex:
             if block is None:
                 out[axis] = (None, None)
                 continue
-            sims = block.vectors @ query
+            # einsum's own single-threaded loop, not BLAS: a multi-threaded gemv
+            # spins threads against the other workers of a busy server and its
+            # p95 explodes (measured in bench/bench_bank.py); single-threaded,
+            # a mat-vec over one region's rows is memory-bound and predictable.
+            sims = np.einsum("ij,j->i", block.vectors, query)
             danger = benign = None
             if block.n_danger:
                 i = int(np.argmax(sims[: block.n_danger]))

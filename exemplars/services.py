@@ -141,8 +141,7 @@ def bank_fingerprint(*, profile: DetectorProfile, bank_settings: BankSettings, e
     key = "|".join([
         embedder_id, str(profile.application_id), str(profile.pk), profile.name, ",".join(sorted(profile.axes)),
         str(bank_settings.generation),
-        latest_approved.isoformat() if latest_approved else "-",
-        latest_review.isoformat() if latest_review else "-",
+        str(latest_approved), str(latest_review),
     ])
     return hashlib.sha256(key.encode()).hexdigest()
 
