@@ -24,11 +24,12 @@ from .models import DetectorProfile
 def home_cards(application: Application) -> list[HomeCard]:
     bank_settings = selectors.bank_settings_get(application=application)
     state = f"enabled, τ {bank_settings.tau:g}" if bank_settings.enabled else "disabled: scores pass through"
+    banks = selectors.profile_list(application=application).count()
     return [
         HomeCard(
             title="Exemplar bank",
             count=selectors.bank_size(application=application),
-            caption=f"exemplars from approved flags ({state})",
+            caption=f"exemplars across {banks} detector bank{'s' if banks != 1 else ''} ({state})",
             url=reverse("exemplars:bank", args=[application.slug]),
         )
     ]
