@@ -9,6 +9,7 @@ class ExemplarsConfig(AppConfig):
         from consoles.extensions import register_demo_loader, register_home_cards
         from feedback.services import register_erasure_hook
 
+        from . import checks  # noqa: F401 - registers the embedder check
         from .demo import load_demo_bank
         from .services import bank_erase_flags
         from .views import home_cards

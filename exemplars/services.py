@@ -262,7 +262,9 @@ def _validate(
     application: Application, detector: str, region: str, text: str, axis_energy: dict
 ) -> tuple[DetectorProfile, dict[str, tuple[float, float]]]:
     errors: dict[str, str] = {}
-    profile = profile_get(application=application, name=detector) if isinstance(detector, str) else None
+    # A NUL can never be in a name (PostgreSQL would refuse the query): unknown, not a 500.
+    known = isinstance(detector, str) and "\x00" not in detector
+    profile = profile_get(application=application, name=detector) if known else None
     if profile is None:
         errors["detector"] = f"Unknown detector profile {detector!r} for this application."
     if region not in Region.values:

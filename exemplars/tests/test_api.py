@@ -55,6 +55,7 @@ def test_disabled_bank_answers_the_detectors_own_scores(client, app_token, appli
 
 @pytest.mark.parametrize(("overrides", "field"), [
     ({"detector": "tapestry"}, "detector"),
+    ({"detector": "hummingbird\x00"}, "detector"),
     ({"axis_energy": {"self_harm": {"p_detector": 0.2, "threshold": 0.5}}}, "axis_energy.self_harm"),
     ({"region": "context"}, "region"),
     ({"text": "x" * 32_001}, "text"),
