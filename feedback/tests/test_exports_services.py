@@ -277,11 +277,12 @@ def test_erasure_removes_the_subject_everywhere_and_records_it_without_content(
     events_before = FlagEvent.objects.filter(flag__in=[gone, also_gone]).count()
     assert events_before == 1  # the approval of `gone`
     bank_calls = []
+    installed = list(services._erasure_hooks)  # the exemplar bank's hook stays registered after this test
     register_erasure_hook(lambda *, application, flag_pks: bank_calls.append(sorted(flag_pks)) or 1)
     try:
         record = subject_erase(application=application, session_id="sess_erase", requested_by="dpo@acme")
     finally:
-        services._erasure_hooks.clear()
+        services._erasure_hooks[:] = installed
 
     assert not Flag.objects.filter(pk__in=[gone.pk, also_gone.pk]).exists()
     assert not FlagEvent.objects.filter(flag_id__in=[gone.pk, also_gone.pk]).exists()
