@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from consoles.errors import InvalidInput
@@ -368,3 +368,8 @@ def test_an_export_abandoned_after_its_first_batch_leaves_the_connection_usable(
     again = [row for batch in flag_export_batches(application=application, filters=FlagFilters())
              for row in batch]
     assert len(again) == 5
+    if connection.vendor == "postgresql":
+        # The export turns sorting off for its own statement only.
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting('enable_sort')")
+            assert cursor.fetchone()[0] == "on"
