@@ -1,16 +1,18 @@
 """Reads of the adjudication app; every one takes the application explicitly."""
 
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from consoles.dbfunctions import UtcDay, as_date, day_start
 from consoles.errors import NotFound
 from consoles.models import Application
 
-from .agreement import Agreement, LabelEvent, agreement
+from .agreement import MIN_KAPPA_CASES, Agreement, LabelEvent, agreement, cohen_kappa
 from .evidence import EvidenceRecord
 from .models import Case, CaseLabel, Evidence, GoldLabelRevision, QueueEntry, QueueState
 
@@ -227,3 +229,65 @@ def label_events(*, application: Application) -> list[LabelEvent]:
 
 def application_agreement(*, application: Application) -> Agreement:
     return agreement(label_events(application=application), labels=application.case_labels)
+
+
+# --- Overview aggregates ---------------------------------------------------------
+
+
+def gold_promotions_by_day(*, application: Application, start: datetime, end: datetime) -> list[tuple[date, int, int]]:
+    """(day, first gold labels, revisions of an existing gold label) promoted in [start, end)."""
+    rows = (
+        GoldLabelRevision.objects.filter(application=application, created_at__gte=start, created_at__lt=end)
+        .annotate(day=UtcDay("created_at"))
+        .values("day")
+        .annotate(first=Count("id", filter=Q(revision=1)), revised=Count("id", filter=Q(revision__gt=1)))
+        .order_by("day")
+    )
+    return [(as_date(r["day"]), r["first"], r["revised"]) for r in rows]
+
+
+@dataclass(frozen=True)
+class AgreementPoint:
+    day: date
+    n: int  # double-labelled cases by the end of the day
+    kappa: float | None  # None below the gate (or undefined)
+
+    @property
+    def enough(self) -> bool:
+        return self.n >= MIN_KAPPA_CASES
+
+
+def agreement_by_day(*, application: Application, days: list[date]) -> list[AgreementPoint]:
+    """Cohen's kappa as it stood at the end of each of `days` (ascending), with the
+    same pairs as the agreement page: each case's first two curators, in order.
+
+    One query over the labels up to the last day (a few per case: they grow with
+    human work, not with traffic); the pairs are accumulated once, in order.
+    """
+    if not days:
+        return []
+    rows = (
+        CaseLabel.objects.filter(application=application, created_at__lt=day_start(days[-1] + timedelta(days=1)))
+        .order_by("created_at", "id")
+        .values_list("case_id", "reviewer_id", "label", "created_at")
+    )
+    first: dict[int, tuple[int, str]] = {}
+    completed: list[tuple[date, tuple[str, str]]] = []  # (day the second label came, pair)
+    paired: set[int] = set()
+    for case_id, reviewer_id, label, created_at in rows.iterator(chunk_size=5000):
+        if case_id in paired:
+            continue
+        if case_id not in first:
+            first[case_id] = (reviewer_id, label)
+        elif first[case_id][0] != reviewer_id:
+            paired.add(case_id)
+            completed.append((created_at.astimezone(UTC).date(), (first[case_id][1], label)))
+    points: list[AgreementPoint] = []
+    taken = 0
+    for day in days:
+        while taken < len(completed) and completed[taken][0] <= day:
+            taken += 1
+        pairs = [pair for _, pair in completed[:taken]]
+        kappa = cohen_kappa(pairs).kappa if taken >= MIN_KAPPA_CASES else None
+        points.append(AgreementPoint(day=day, n=taken, kappa=kappa))
+    return points

@@ -288,7 +288,15 @@ class FlagReview(models.Model):
         ]
         indexes = [
             models.Index(fields=["flag", "created_at"], name="fb_review_flag"),
-            models.Index(fields=["application", "created_at"], name="fb_review_app_created"),
+            # The overview's per-day decisions and flag-to-decision times read only
+            # this index (no table row): decisions in a date range, by reviewer.
+            models.Index(
+                fields=["application", "created_at", "to_status", "reviewer", "flag"], name="fb_review_app_decided"
+            ),
+            # The overview's approvals per axis and verdict in a date range.
+            models.Index(
+                fields=["application", "to_status", "created_at", "axis", "verdict"], name="fb_review_app_approved"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -363,7 +371,10 @@ class FlagEvent(models.Model):
         ]
         indexes = [
             models.Index(fields=["flag", "created_at", "id"], name="fb_event_flag"),
-            models.Index(fields=["application", "created_at"], name="fb_event_app_created"),
+            # The overview's backlog replays transitions per day from this index alone.
+            models.Index(
+                fields=["application", "created_at", "from_status", "to_status"], name="fb_event_app_transition"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -10,11 +10,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from consoles.dbfunctions import UtcDay, as_date
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
 
@@ -552,3 +554,192 @@ def export_manifests_containing(
 
 def erasure_record_list(*, application: Application) -> QuerySet[ErasureRecord]:
     return ErasureRecord.objects.filter(application=application).order_by("-performed_at", "-id")
+
+
+# --- Overview aggregates -------------------------------------------------------
+# Counted and grouped by the database (one query each, over the indexes that
+# start with the application and the timestamp); only per-day rows come back.
+
+DECIDED_STATUSES = (FlagStatus.APPROVED, FlagStatus.REJECTED, FlagStatus.LABELLED)
+
+
+@dataclass(frozen=True)
+class DelayQuantiles:
+    """Seconds from a flag's creation to a decision on it, over some decisions."""
+
+    count: int
+    quantiles: dict[float, float]  # q -> seconds (percentile_cont: linear interpolation)
+
+
+@dataclass(frozen=True)
+class DecisionDelays:
+    overall: DelayQuantiles
+    by_day: dict[date, DelayQuantiles]
+
+
+def flag_count_in_status(*, application: Application, status: str) -> int:
+    """Flags of the application in `status` now (a range of the (application, status, …) index)."""
+    return Flag.objects.filter(application=application, status=status).count()
+
+
+def flag_transitions_by_day(*, application: Application, since: datetime) -> list[tuple[date, str, str, int]]:
+    """(day, from_status, to_status, count) of every flag transition since `since`.
+
+    Replayed backwards from a current count, these give the flags in a status
+    at the end of any day (the events are the append-only history). Served by
+    the (application, created_at, from_status, to_status) index alone.
+    """
+    rows = (
+        FlagEvent.objects.filter(application=application, created_at__gte=since)
+        .annotate(day=UtcDay("created_at"))
+        .values("day", "from_status", "to_status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return [(as_date(r["day"]), r["from_status"], r["to_status"], r["n"]) for r in rows]
+
+
+def flag_decisions_by_day(
+    *, application: Application, start: datetime, end: datetime
+) -> list[tuple[date, str, int]]:
+    """(day, reviewer username, decisions) for approvals, rejections and labels in [start, end)."""
+    rows = (
+        FlagReview.objects.filter(
+            application=application, created_at__gte=start, created_at__lt=end, to_status__in=DECIDED_STATUSES
+        )
+        .annotate(day=UtcDay("created_at"))
+        .values("day", "reviewer_id")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    rows = list(rows)
+    names = dict(
+        get_user_model().objects.filter(pk__in={r["reviewer_id"] for r in rows}).values_list("pk", "username")
+    )
+    return [(as_date(r["day"]), names.get(r["reviewer_id"], "?"), r["n"]) for r in rows]
+
+
+def flag_approvals_by_axis_verdict(
+    *, application: Application, start: datetime, end: datetime
+) -> list[tuple[str, str, int]]:
+    """(axis, verdict, approvals) for the approvals decided in [start, end)."""
+    rows = (
+        FlagReview.objects.filter(
+            application=application, created_at__gte=start, created_at__lt=end, to_status=FlagStatus.APPROVED
+        )
+        .values("axis", "verdict")
+        .annotate(n=Count("id"))
+        .order_by("axis", "verdict")
+    )
+    return [(r["axis"], r["verdict"], r["n"]) for r in rows]
+
+
+def capture_volume_by_day(
+    *, application: Application, start: datetime, end: datetime
+) -> list[tuple[date, str, str, int]]:
+    """(day, status, capture label, count) of the automated captures created in [start, end)."""
+    rows = (
+        Flag.objects.filter(
+            application=application, author_kind=AuthorKind.AGENT, created_at__gte=start, created_at__lt=end
+        )
+        .annotate(day=UtcDay("created_at"))
+        .values("day", "status", "capture_label")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return [(as_date(r["day"]), r["status"], r["capture_label"], r["n"]) for r in rows]
+
+
+def flag_decision_delays(
+    *, application: Application, start: datetime, end: datetime, quantiles: tuple[float, ...] = (0.5, 0.9)
+) -> DecisionDelays:
+    """Quantiles of the time from a flag's creation to each decision on it in [start, end),
+    per day of decision and over the whole range, computed in the database.
+
+    PostgreSQL: `percentile_cont` over GROUPING SETS (per day, and overall).
+    SQLite (no percentile function): window functions number each day's delays
+    in order, and only the rows either side of each quantile's position come
+    back; the linear interpolation between them (what percentile_cont does) is
+    done here. Both give the same figures (a test holds them to a reference).
+    """
+    for q in quantiles:
+        if not 0 <= q <= 1:
+            raise ValueError(f"quantile {q} is outside [0, 1]")
+    inner = (
+        FlagReview.objects.filter(
+            application=application, created_at__gte=start, created_at__lt=end, to_status__in=DECIDED_STATUSES
+        )
+        .annotate(day=UtcDay("created_at"), decided=F("created_at"), flagged=F("flag__created_at"))
+        .values_list("day", "decided", "flagged")
+        .order_by()
+    )
+    sql, params = inner.query.sql_with_params()
+    if connection.vendor == "postgresql":
+        return _delays_postgresql(sql, params, quantiles)
+    return _delays_ranked(sql, params, quantiles)
+
+
+def _delays_postgresql(inner: str, params: tuple, quantiles: tuple[float, ...]) -> DecisionDelays:
+    seconds = "EXTRACT(EPOCH FROM (d.decided - d.flagged))"
+    columns = ", ".join(f"percentile_cont({float(q)!r}) WITHIN GROUP (ORDER BY {seconds})" for q in quantiles)
+    # Only constant SQL is interpolated (the quantiles are checked floats); values are parameters.
+    sql = (
+        f"SELECT d.day, GROUPING(d.day), COUNT(*), {columns} FROM ({inner}) d "  # noqa: S608
+        "GROUP BY GROUPING SETS ((d.day), ())"
+    )
+    overall = DelayQuantiles(count=0, quantiles={})
+    by_day: dict[date, DelayQuantiles] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for day, is_total, count, *values in cursor.fetchall():
+            figures = DelayQuantiles(
+                count=count, quantiles={q: float(v) for q, v in zip(quantiles, values, strict=True) if v is not None}
+            )
+            if is_total:
+                overall = figures
+            else:
+                by_day[as_date(day)] = figures
+    return DecisionDelays(overall=overall, by_day=by_day)
+
+
+def _delays_ranked(inner: str, params: tuple, quantiles: tuple[float, ...]) -> DecisionDelays:
+    seconds = "(julianday(d.decided) - julianday(d.flagged)) * 86400.0"
+
+    def near(rank: str, count: str) -> str:
+        # The rows at floor(q * (n - 1)) and the one after, for each quantile.
+        return " OR ".join(
+            f"({rank} - 1 - CAST({float(q)!r} * ({count} - 1) AS INTEGER)) IN (0, 1)" for q in quantiles
+        )
+
+    # One pass over the decisions, numbered within their day and over the range.
+    # Only constant SQL is interpolated (the quantiles are checked floats); values are parameters.
+    sql = (
+        "SELECT r.day, r.secs, r.rn, r.n, r.rn_all, r.n_all FROM (SELECT d.day AS day, "  # noqa: S608
+        f"{seconds} AS secs, "
+        f"ROW_NUMBER() OVER (PARTITION BY d.day ORDER BY {seconds}) AS rn, "
+        "COUNT(*) OVER (PARTITION BY d.day) AS n, "
+        f"ROW_NUMBER() OVER (ORDER BY {seconds}) AS rn_all, "
+        f"COUNT(*) OVER () AS n_all FROM ({inner}) d) r "
+        f"WHERE {near('r.rn', 'r.n')} OR {near('r.rn_all', 'r.n_all')}"
+    )
+
+    def figures(n: int, at: dict[int, float]) -> DelayQuantiles:
+        values = {}
+        for q in quantiles:
+            position = q * (n - 1)
+            low = int(position)
+            high = min(low + 1, n - 1)
+            values[q] = at[low] + (at[high] - at[low]) * (position - low)
+        return DelayQuantiles(count=n, quantiles=values)
+
+    per_day: dict[date, tuple[int, dict[int, float]]] = {}
+    overall_at: dict[int, float] = {}
+    overall_n = 0
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for day, secs, rn, n, rn_all, n_all in cursor.fetchall():
+            per_day.setdefault(as_date(day), (n, {}))[1][rn - 1] = secs
+            overall_at[rn_all - 1] = secs
+            overall_n = n_all
+    overall = figures(overall_n, overall_at) if overall_n else DelayQuantiles(count=0, quantiles={})
+    return DecisionDelays(overall=overall, by_day={day: figures(n, at) for day, (n, at) in per_day.items()})

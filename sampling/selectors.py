@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection, transaction
-from django.db.models import QuerySet, TextField
+from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast
 
 from adjudication.labels import label_disagrees_with_verdict
-from adjudication.models import Case, Evidence, GoldLabelRevision
+from adjudication.models import Case, CaseLabel, Evidence, GoldLabelRevision
 from adjudication.selectors import gold_labels_current
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
@@ -18,7 +19,7 @@ from feedback.selectors import case_refs_with_disagreement
 
 from .comparison import DEFAULT_DRAWS, MAX_DRAWS, MIN_GOLD_LABELS, Comparison, LabelledCase, compare
 from .gapcache import NO_EVIDENCE, decode_id_list, gaps_by_case
-from .models import PlanPattern, PlanSelection, SamplingPlan
+from .models import EnqueueOutcome, PlanPattern, PlanSelection, SamplingPlan
 from .policy import DEFAULT_MAX_PER_PATTERN, CaseInput, normalize_strategies
 
 
@@ -172,3 +173,69 @@ def plan_patterns_capped(*, plan: SamplingPlan) -> QuerySet[PlanPattern]:
 
 def plans_waiting_count(*, application: Application) -> int:
     return SamplingPlan.objects.filter(application=application, enqueued_at__isnull=True).count()
+
+
+# --- Overview aggregates ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanOutcome:
+    """What became of one plan's selections: queued, labelled by a human, and how
+    many of those the humans changed (their answer disagrees with the local verdict)."""
+
+    plan_id: int
+    plan_digest: str
+    created_at: datetime
+    enqueued: bool
+    selected: int
+    queued: int
+    labelled: int
+    changed: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.created_at:%b %d} · {self.plan_digest[:8]}"
+
+
+def plan_outcomes(
+    *, application: Application, start: datetime, end: datetime, limit: int = 12
+) -> list[PlanOutcome]:
+    """The newest `limit` plans made in [start, end), oldest first, with their outcomes.
+
+    One query for the plans and one for their selections, each selection
+    annotated (in the database) with its case's verdict, label count, current
+    gold label and newest label. The human answer is the gold label when there is
+    one, else the newest curator label; "changed" uses the same comparison as the
+    sampling comparison (`label_disagrees_with_verdict`).
+    """
+    plans = list(
+        SamplingPlan.objects.filter(application=application, created_at__gte=start, created_at__lt=end)
+        .order_by("-created_at", "-id")
+        .values_list("pk", "plan_digest", "created_at", "enqueued_at", "selected_count")[:limit]
+    )
+    plans.reverse()
+    gold = Subquery(
+        GoldLabelRevision.objects.filter(case=OuterRef("case")).order_by("-revision").values("label")[:1]
+    )
+    newest = Subquery(CaseLabel.objects.filter(case=OuterRef("case")).order_by("-created_at", "-id").values("label")[:1])
+    rows = (
+        PlanSelection.objects.filter(plan_id__in=[p[0] for p in plans])
+        .annotate(gold=gold, newest=newest, labels=Count("case__labels"))
+        .values_list("plan_id", "case__local_verdict", "enqueue_outcome", "labels", "gold", "newest")
+        .order_by()
+    )
+    tallies: dict[int, list[int]] = {p[0]: [0, 0, 0] for p in plans}  # queued, labelled, changed
+    for plan_id, verdict, outcome, labels, gold_label, newest_label in rows:
+        tally = tallies[plan_id]
+        tally[0] += outcome == EnqueueOutcome.QUEUED
+        if labels:
+            tally[1] += 1
+            answer = gold_label or newest_label
+            tally[2] += bool(verdict) and label_disagrees_with_verdict(answer, verdict)
+    return [
+        PlanOutcome(
+            plan_id=pk, plan_digest=digest, created_at=created, enqueued=enqueued_at is not None,
+            selected=selected, queued=tallies[pk][0], labelled=tallies[pk][1], changed=tallies[pk][2],
+        )
+        for pk, digest, created, enqueued_at, selected in plans
+    ]

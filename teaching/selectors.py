@@ -2,6 +2,7 @@
 
 import json
 from collections.abc import Iterator
+from datetime import datetime
 
 from django.db.models import Count, QuerySet
 
@@ -189,3 +190,39 @@ def proposal_record(proposal: Proposal) -> dict:
         ),
         "created_at": proposal.created_at.isoformat(),
     }
+
+
+# --- Overview aggregates ---------------------------------------------------------
+
+# A proposal the replay gate rejected (a regression), told apart from an operator's rejection.
+AUTO_REJECTED = "auto_rejected"
+
+
+def proposal_state_counts_between(*, application: Application, start: datetime, end: datetime) -> dict[str, int]:
+    """Proposals made in [start, end) by state, a rejection by the replay gate
+    (`auto_rejected`) apart from an operator's."""
+    rows = (
+        Proposal.objects.filter(application=application, created_at__gte=start, created_at__lt=end)
+        .values("state", "replay_equivalent")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    counts = {state: 0 for state in (*ProposalState.values, AUTO_REJECTED)}
+    for row in rows:
+        key = row["state"]
+        if key == ProposalState.REJECTED and not row["replay_equivalent"]:
+            key = AUTO_REJECTED
+        counts[key] += row["n"]
+    return counts
+
+
+def proposal_gate_outcomes(*, application: Application, limit: int = 8) -> QuerySet[Proposal]:
+    """The newest proposals with what the replay gate found (for the overview)."""
+    return (
+        Proposal.objects.filter(application=application)
+        .only(
+            "proposal_id", "subject", "intent", "connective", "object", "state", "replay_equivalent",
+            "regressed_metrics", "created_at",
+        )
+        .order_by("-created_at", "-id")[:limit]
+    )
