@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "sampling",
     "teaching",
     "exemplars",
+    "overview",
 ]
 
 MIDDLEWARE = [

@@ -35,4 +35,5 @@ urlpatterns = [
     path("a/<slug:app_slug>/sampling/", include("sampling.urls")),
     path("a/<slug:app_slug>/teaching/", include("teaching.urls")),
     path("a/<slug:app_slug>/bank/", include("exemplars.urls")),
+    path("a/<slug:app_slug>/overview/", include("overview.urls")),
 ]

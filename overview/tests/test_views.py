@@ -1,0 +1,111 @@
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from consoles.democlock import demo_clock
+from consoles.testing import assert_sealed
+from consoles.tests.factories import ApiTokenFactory, ApplicationFactory
+from feedback.services import Actor, flag_review, flag_submit
+
+pytestmark = pytest.mark.django_db
+
+SECTIONS = ["backlog", "decisions", "approvals", "delays", "captures", "gold", "agreement", "sampling", "proposals"]
+
+
+def _url(slug="acme", **query):
+    url = reverse("overview:index", args=[slug])
+    return url + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+
+
+def _flags(application, count, *, reviewer=None, prefix="m"):
+    actor = Actor(token=ApiTokenFactory(application=application))
+    now = timezone.now()
+    for n in range(count):
+        at = now - timedelta(days=n % 5, hours=3)
+        flag = flag_submit(application=application, actor=actor, region="answer", problem="fabricated",
+                           message_id=f"{prefix}{n}", at=at, prompt="p", answer="a").flag
+        if reviewer is not None and n % 2:
+            with demo_clock(at + timedelta(hours=2)):
+                flag_review(flag=flag, reviewer=reviewer, status="approved", version=flag.version)
+
+
+def test_a_viewer_sees_every_section_in_a_bounded_number_of_queries(client, application, viewer, curator,
+                                                                     django_assert_max_num_queries):
+    _flags(application, 12, reviewer=curator)
+    client.force_login(viewer)
+    with django_assert_max_num_queries(20):
+        response = client.get(_url())
+    html = response.content.decode()
+    assert response.status_code == 200
+    for key in SECTIONS:
+        assert f'data-testid="chart-{key}"' in html
+    assert html.count("<svg") >= 4 and "style=" not in html
+    assert "Pending at the end of" in html and "cora 6" in html  # six approvals by cora
+    # The range in effect is shown in the form (the defaults included).
+    today = timezone.now().date()
+    assert f'value="{today.isoformat()}"' in html and f'value="{(today - timedelta(days=29)).isoformat()}"' in html
+
+
+def test_the_query_count_does_not_grow_with_the_data(client, application, viewer, curator,
+                                                      django_assert_max_num_queries):
+    _flags(application, 40, reviewer=curator)
+    client.force_login(viewer)
+    with django_assert_max_num_queries(20):
+        assert client.get(_url()).status_code == 200
+
+
+def test_another_applications_flags_are_never_counted(client, application, viewer, curator):
+    other = ApplicationFactory(slug="other")
+    _flags(other, 7, reviewer=curator, prefix="o")
+    _flags(application, 3)
+    client.force_login(viewer)
+    html = client.get(_url()).content.decode()
+    assert "Pending at the end of" in html and ": 3 (at the start" in html
+    assert 'data-testid="empty-decisions"' in html
+
+
+def test_an_outsider_gets_404_and_a_stranger_logs_in_first(client, tenant_pair):
+    assert_sealed(client, tenant_pair.member_of_a, _url(tenant_pair.b.slug))
+    client.logout()
+    response = client.get(_url(tenant_pair.a.slug))
+    assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"from": "2026-02-30"}, "Enter a valid date."),
+        ({"from": "yesterday"}, "Enter a valid date."),
+        ({"from": "2026-03-02", "to": "2026-03-01"}, "The end is before the start."),
+        ({"from": "2020-01-01", "to": "2026-01-01"}, "Choose at most 366 days."),
+    ],
+)
+def test_a_bad_range_is_a_form_error_never_a_500(client, application, viewer, query, message):
+    client.force_login(viewer)
+    response = client.get(_url(**query))
+    html = response.content.decode()
+    assert response.status_code == 400 and message in html and "<svg" not in html
+
+
+def test_a_past_range_shows_only_that_range(client, application, viewer, curator):
+    _flags(application, 4, reviewer=curator)
+    client.force_login(viewer)
+    html = client.get(_url(**{"from": "2020-01-01", "to": "2020-01-31"})).content.decode()
+    assert 'data-testid="empty-decisions"' in html and 'value="2020-01-01"' in html
+    assert "Jan 1, 2020 – Jan 31, 2020 (31 days)" in html
+
+
+def test_a_range_in_the_future_stops_the_backlog_at_today(client, application, viewer):
+    _flags(application, 2)
+    client.force_login(viewer)
+    today = datetime.now(UTC).date()
+    html = client.get(_url(**{"from": today.isoformat(), "to": (today + timedelta(days=5)).isoformat()})).content
+    assert b"Pending at the end of " + today.strftime("%b %d").encode() + b": 2" in html
+
+
+def test_the_application_home_and_navigation_link_to_the_overview(client, application, viewer):
+    client.force_login(viewer)
+    html = client.get(reverse("application_home", args=["acme"])).content.decode()
+    assert html.count(f'href="{_url()}"') == 2
