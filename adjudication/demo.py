@@ -3,13 +3,20 @@ what is already there, so a second run changes nothing.
 
 acme-chat gets 30 cases: 24 double-labelled by `curator` and `curator2` (enough
 for kappa), 3 labelled once and waiting in the queue for a second label, 3 more
-in the queue, gold labels on 8 (one with two revisions). globex-verifier gets 12.
+in the queue, gold labels on 22 (past the 20-case gate of the sampling
+comparison; some with two revisions). globex-verifier gets 12.
+
+The labels and gold labels are given over the past three weeks (the demo clock),
+a case or so a day, so the overview shows agreement and gold labels over time
+and the day kappa passed its 20-case gate.
 """
 
 from datetime import UTC, datetime, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.utils import timezone
 
+from consoles.democlock import demo_clock
 from consoles.models import ApiToken, Application
 from feedback.models import CaseFeedback
 from feedback.services import Actor, case_feedback_submit
@@ -86,7 +93,7 @@ SECOND_DIFFERS = {"unreliable": "contradicted", "reliable": "insufficient_eviden
 
 PLAN = {
     # slug: (cases, double-labelled, single-labelled, queued only, gold on first N)
-    "acme-chat": (30, 24, 3, 3, 8),
+    "acme-chat": (30, 24, 3, 3, 22),
     "globex-verifier": (12, 4, 2, 4, 2),
 }
 
@@ -106,11 +113,17 @@ def _payload(slug: str, n: int) -> dict:
     }
 
 
-def _label(application: Application, case, user: AbstractBaseUser, label: str, why: str) -> CaseLabel:
+def _label(application: Application, case, user: AbstractBaseUser, label: str, why: str, at: datetime) -> CaseLabel:
     existing = CaseLabel.objects.filter(case=case, reviewer=user).first()
     if existing is not None:
         return existing
-    return label_submit(application=application, case=case, reviewer=user, label=label, rationale=why)
+    with demo_clock(at):
+        return label_submit(application=application, case=case, reviewer=user, label=label, rationale=why)
+
+
+def _labelled_at(now: datetime, n: int, total: int) -> datetime:
+    """When case n got its first label: spread over the last 21 days, oldest case first."""
+    return now - timedelta(days=21 * (total - n) / total, hours=n % 5)
 
 
 def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -> None:
@@ -129,19 +142,27 @@ def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -
             reason = "manual" if n % 2 else "demo plan: high_uncertainty, sensor_disagreement"
             queue_enqueue(application=application, case=case, selection_reason=reason, actor=None)
 
-    for n, case in enumerate(cases[: double + single]):
+    now = timezone.now()
+    labelled = double + single
+    for n, case in enumerate(cases[:labelled]):
+        at = _labelled_at(now, n, labelled)
         base = FIRST_LABEL[n % 6]
-        mine = _label(application, case, first, base, "Checked the host evidence against the agent's account.")
+        mine = _label(application, case, first, base, "Checked the host evidence against the agent's account.", at)
         if n < double:
             other = SECOND_DIFFERS[base] if n % 5 == 0 else base
-            theirs = _label(application, case, second, other, "Read the evidence table independently.")
+            # curator2 is the slower of the two: hours later, sometimes the next day.
+            theirs = _label(application, case, second, other, "Read the evidence table independently.",
+                            at + timedelta(hours=3 + 7 * (n % 4)))
             if n < gold and not GoldLabelRevision.objects.filter(case=case).exists():
-                gold_promote(application=application, case=case, label=mine, adjudicator=first)
+                promoted = at + timedelta(hours=4 + 7 * (n % 4))
+                with demo_clock(promoted):
+                    gold_promote(application=application, case=case, label=mine, adjudicator=first)
                 if theirs.label != mine.label:
-                    gold_promote(
-                        application=application, case=case, label=theirs, adjudicator=first,
-                        rationale="On a second look the host log settles it.",
-                    )
+                    with demo_clock(promoted + timedelta(days=2)):
+                        gold_promote(
+                            application=application, case=case, label=theirs, adjudicator=first,
+                            rationale="On a second look the host log settles it.",
+                        )
 
     token = ApiToken.objects.filter(application=application, kind="application").first()
     if token is not None:

@@ -1,10 +1,18 @@
-"""Demo flags for `make run` (idempotent: every flag is keyed by its message id)."""
+"""Demo flags for `make run` (idempotent: every flag is keyed by its message id).
+
+Besides the hand-written flags, four weeks of "traffic": a few flags a day (and,
+where capture is on, a capture a day), decided by curators who work at
+different speeds — `curator` within hours, `curator2` within a day or so,
+`admin` now and then after days — so the overview's charts have a shape. The
+newest flags are still pending: the backlog the queue starts from.
+"""
 
 import random
 from datetime import timedelta
 
 from django.utils import timezone
 
+from consoles.democlock import demo_clock
 from consoles.models import ApiToken, Application, TokenKind
 
 from .models import Flag
@@ -121,3 +129,79 @@ def load_demo_flags(*, application: Application, users: dict) -> None:
     if captures:
         flag_review(flag=captures[0], reviewer=curator, status="labelled", label="incomplete",
                     version=captures[0].version)
+    _load_traffic(application=application, users=users, integration=integration, now=now)
+
+
+TRAFFIC_DAYS = 28
+# Who decides, how often, and how many hours after the flag arrived (low, high).
+CURATOR_PACE = [("curator", 0.55, (0.3, 5.0)), ("curator2", 0.33, (3.0, 30.0)), ("admin", 0.12, (20.0, 70.0))]
+
+
+def _load_traffic(*, application: Application, users: dict, integration: Actor, now) -> None:
+    """Four weeks of flags and captures, decided over the following hours and days."""
+    rows = ACME_FLAGS if application.slug == "acme-chat" else GLOBEX_FLAGS
+    per_day = 3 if application.slug == "acme-chat" else 2
+    # Seeded per application: every run draws the same numbers, so a second run
+    # finds the same message ids and creates nothing.
+    rng = random.Random(f"traffic-{application.slug}")
+    for day in range(TRAFFIC_DAYS, 0, -1):
+        for k in range(per_day + (day % 3 == 0)):
+            region, problem, note, prompt, answer, context = rows[rng.randrange(len(rows))]
+            at = now - timedelta(days=day, hours=rng.uniform(-10, 10))
+            axis = application.problem_axis_map[problem]
+            scores = {axis: round(rng.uniform(0.05, 0.45), 2), rng.choice(application.axes): round(rng.uniform(0, 0.3), 2)}
+            decision = _draw_decision(rng)
+            result = flag_submit(
+                application=application, actor=integration, region=region, problem=problem, note=note,
+                prompt=prompt, answer=answer, context=context, detector_scores=scores,
+                message_id=f"demo-{application.slug}-traffic-{day:02d}-{k}", session_id=f"sess-{rng.randint(100, 999)}",
+                end_user_ref=f"user-{rng.randint(1000, 9999)}", at=at,
+            )
+            if result.created:
+                _decide(result.flag, decision, users=users, at=at, now=now)
+        if application.capture_enabled and day <= 20:
+            reason = "low_confidence" if day % 4 else "refused"
+            _, prompt, answer, scores = CAPTURES[day % len(CAPTURES)]
+            at = now - timedelta(days=day, hours=rng.uniform(-8, 8))
+            decision = _draw_decision(rng, label=rng.choice(application.capture_labels))
+            if application.captures_reason(reason):
+                result = flag_submit(application=application, actor=integration, region="answer",
+                                     capture_reason=reason, prompt=prompt, answer=answer,
+                                     detector_scores=scores, message_id=f"demo-capture-traffic-{day:02d}", at=at)
+                if result.created:
+                    _decide(result.flag, decision, users=users, at=at, now=now)
+
+
+def _draw_decision(rng: random.Random, label: str = "") -> dict:
+    roll = rng.random()
+    cumulative = 0.0
+    reviewer, hours = CURATOR_PACE[-1][0], CURATOR_PACE[-1][2]
+    for name, share, pace in CURATOR_PACE:
+        cumulative += share
+        if roll < cumulative:
+            reviewer, hours = name, pace
+            break
+    return {
+        "reviewer": reviewer,
+        "delay": timedelta(hours=rng.uniform(*hours)),
+        "status": "labelled" if label else ("approved" if rng.random() < 0.7 else "rejected"),
+        "verdict": "false_negative" if rng.random() < 0.75 else "false_positive",
+        "label": label,
+        "left_pending": rng.random() < 0.08,
+    }
+
+
+def _decide(flag: Flag, decision: dict, *, users: dict, at, now) -> None:
+    decided_at = at + decision["delay"]
+    reviewer = users.get(decision["reviewer"])
+    if reviewer is None or decision["left_pending"] or decided_at > now:
+        return  # still in the backlog
+    with demo_clock(decided_at):
+        if decision["status"] == "labelled":
+            flag_review(flag=flag, reviewer=reviewer, status="labelled", label=decision["label"], version=flag.version)
+        elif decision["status"] == "approved":
+            flag_review(flag=flag, reviewer=reviewer, status="approved", version=flag.version,
+                        axis=flag.suggested_axis, verdict=decision["verdict"])
+        else:
+            flag_review(flag=flag, reviewer=reviewer, status="rejected", version=flag.version,
+                        note="not a problem on a second look")

@@ -1,14 +1,18 @@
 """The sampling app's home card and demo data."""
 
-from django.urls import reverse
+from datetime import timedelta
 
+from django.urls import reverse
+from django.utils import timezone
+
+from consoles.democlock import demo_clock
 from consoles.errors import DomainError
 from consoles.extensions import HomeCard
 from consoles.models import Application
 
 from .models import SamplingPlan
 from .selectors import plans_waiting_count
-from .services import plan_create
+from .services import plan_create, plan_enqueue
 
 DEMO_BUDGET = 8
 # The demo plan lives in the agent verifier; its cases are imported through the
@@ -82,15 +86,57 @@ def _demo_cases(application: Application) -> None:
     case_import_batch(application=application, cases=cases, actor=None)
 
 
+# The first selections of the verifier's plan get labels, as curators working the
+# queue would: (rank, curator, label). `unreliable` on an affirming verdict is an
+# answer the humans changed; `reliable` one they confirmed.
+_DEMO_LABELS = [
+    (1, "curator", "unreliable"), (1, "curator2", "unreliable"),
+    (2, "curator", "reliable"), (2, "curator2", "reliable"),
+    (3, "curator", "contradicted"),
+    (4, "curator2", "reliable"),
+]
+
+
 def load_demo(*, application: Application, users: dict) -> None:
-    """One plan in the demo verifier application; idempotent (one plan at most)."""
+    """The verifier's plan, made a week ago, enqueued and partly labelled since;
+    idempotent (one plan at most)."""
     if application.slug != DEMO_APPLICATION:
         return
     if SamplingPlan.objects.filter(application=application).exists():
         return
     _demo_cases(application)
+    now = timezone.now()
     try:
-        plan_create(application=application, budget=DEMO_BUDGET, actor=users["curator"])
+        with demo_clock(now - timedelta(days=7)):
+            plan, _ = plan_create(application=application, budget=DEMO_BUDGET, actor=users["curator"])
     except DomainError:
         # No case to sample in this application's demo data: nothing to show.
+        return
+    with demo_clock(now - timedelta(days=6, hours=20)):
+        plan_enqueue(plan=plan, actor=users["curator"])
+    _label_some(application, plan, users, now)
+
+
+def _label_some(application: Application, plan: SamplingPlan, users: dict, now) -> None:
+    from adjudication.services import label_submit
+
+    selections = {s.rank: s for s in plan.selections.select_related("case")}
+    for i, (rank, username, label) in enumerate(_DEMO_LABELS):
+        selection = selections.get(rank)
+        if selection is None or selection.case is None:
+            continue
+        with demo_clock(now - timedelta(days=6 - i, hours=3)):
+            label_submit(application=application, case=selection.case, reviewer=users[username], label=label,
+                         rationale="Worked the sampled queue: compared the host evidence with the verdict.")
+
+
+def load_demo_after_cases(*, application: Application, users: dict) -> None:
+    """A second, newer plan in the chat assistant, over the adjudication demo's
+    cases (hence after that loader): made two days ago, not enqueued yet."""
+    if application.slug != "acme-chat" or SamplingPlan.objects.filter(application=application).exists():
+        return
+    try:
+        with demo_clock(timezone.now() - timedelta(days=2)):
+            plan_create(application=application, budget=6, actor=users["curator2"])
+    except DomainError:
         return

@@ -1,5 +1,7 @@
 """Demo data for `make run` (idempotent): a small corpus, eval cases in the three
-splits, candidates (eligible and not) and proposals in several states."""
+splits, candidates (eligible and not) and proposals in every state: pending,
+accepted, rejected by an operator, auto-rejected by the replay gate (a
+regression) and withdrawn."""
 
 from consoles.models import Application
 
@@ -48,6 +50,7 @@ CANDIDATES = [
     _candidate("disc-berlin", "berlin", "germany"),  # accepted by the demo curator
     _candidate("disc-paris-lyon", "paris", "lyon"),  # contradicts paris: auto-rejected
     _candidate("disc-madrid", "madrid", "spain"),  # rejected by the demo curator
+    _candidate("disc-cairo", "cairo", "egypt"),  # withdrawn by the demo curator
     _candidate("disc-vague", "lisbon", "portugal", polarity="undetermined"),  # ineligible
     _candidate(
         "disc-taste",
@@ -70,12 +73,13 @@ def load_demo(*, application: Application, users: dict) -> None:
     for record in CANDIDATES:
         candidate_submit(application=application, data=record, actor=actor)
     proposals = {}
-    for candidate_id in ("disc-tokyo", "disc-oslo", "disc-paris-lyon", "disc-berlin", "disc-madrid"):
+    for candidate_id in ("disc-tokyo", "disc-oslo", "disc-paris-lyon", "disc-berlin", "disc-madrid", "disc-cairo"):
         proposals[candidate_id], _ = proposal_create(application=application, candidate_id=candidate_id, actor=actor)
     operator = users["curator"]
     for candidate_id, decision, note in (
         ("disc-berlin", "accept", "Checked against the atlas."),
         ("disc-madrid", "reject", "Source turn was a quiz answer, not a claim."),
+        ("disc-cairo", "withdraw", "Duplicate of an entry under review elsewhere."),
     ):
         if proposals[candidate_id].state == ProposalState.PENDING:
             proposal_decide(

@@ -169,7 +169,9 @@ def test_demo_loader_is_idempotent(application):
     counts = [m.objects.count() for m in (Candidate, Proposal, ProposalEvent, CorpusEntry, EvalCase)]
     load_demo(application=application, users=users)
     assert [m.objects.count() for m in (Candidate, Proposal, ProposalEvent, CorpusEntry, EvalCase)] == counts
-    assert set(Proposal.objects.values_list("state", flat=True)) == {"pending", "accepted", "rejected"}
+    assert set(Proposal.objects.values_list("state", flat=True)) == {"pending", "accepted", "rejected", "withdrawn"}
+    # The replay gate's rejection of a regression is among them.
+    assert Proposal.objects.filter(state="rejected", replay_equivalent=False).exists()
 
 
 def test_admin_shows_teaching_history_read_only(client, pending):

@@ -20,6 +20,21 @@ DEMO_APPLICATIONS = [
     ("acme-chat", "Acme support assistant"),
     ("globex-verifier", "Globex agent verifier"),
 ]
+# The two demo applications run different detectors: the verifier has no
+# self-harm detector but one for unsafe agent actions, and captures nothing.
+DEMO_SETTINGS = {
+    "globex-verifier": {
+        "axes": ["hallucination", "prompt_injection", "jailbreak", "privacy_leak", "toxicity", "unsafe_action"],
+        "problems": [
+            {"key": "jailbreak_attempt", "label": "Tried to get around the rules", "axis": "jailbreak"},
+            {"key": "hidden_instructions", "label": "Followed hidden instructions", "axis": "prompt_injection"},
+            {"key": "fabricated", "label": "Made something up", "axis": "hallucination"},
+            {"key": "offensive", "label": "Rude or offensive", "axis": "toxicity"},
+            {"key": "personal_data", "label": "Revealed personal data", "axis": "privacy_leak"},
+            {"key": "dangerous_advice", "label": "Took or advised an unsafe action", "axis": "unsafe_action"},
+        ],
+    },
+}
 # A fixed, published token so the README's curl examples work against the demo.
 # It exists only in demo data (load_demo), never in a real deployment.
 DEMO_TOKEN_SECRETS = {
@@ -46,7 +61,9 @@ class Command(DomainCommand):
                 users[username] = user
             applications = []
             for slug, name in DEMO_APPLICATIONS:
-                application, _ = Application.objects.get_or_create(slug=slug, defaults={"name": name})
+                application, _ = Application.objects.get_or_create(
+                    slug=slug, defaults={"name": name, **DEMO_SETTINGS.get(slug, {})}
+                )
                 if slug == "acme-chat" and not application.capture_enabled:
                     Application.objects.filter(pk=application.pk).update(
                         capture_enabled=True, capture_on_low_confidence=True, capture_on_refusal=True
