@@ -1,14 +1,14 @@
 """Reads of the adjudication app; every one takes the application explicitly."""
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from consoles.dbfunctions import UtcDay, as_date, day_start
+from consoles.dbfunctions import UtcDay, as_date, day_bounds, day_start
 from consoles.errors import NotFound
 from consoles.models import Application
 
@@ -234,8 +234,9 @@ def application_agreement(*, application: Application) -> Agreement:
 # --- Overview aggregates ---------------------------------------------------------
 
 
-def gold_promotions_by_day(*, application: Application, start: datetime, end: datetime) -> list[tuple[date, int, int]]:
-    """(day, first gold labels, revisions of an existing gold label) promoted in [start, end)."""
+def gold_promotions_by_day(*, application: Application, first: date, last: date) -> list[tuple[date, int, int]]:
+    """(day, first gold labels, revisions of an existing gold label) promoted on UTC days first..last."""
+    start, end = day_bounds(first, last)
     rows = (
         GoldLabelRevision.objects.filter(application=application, created_at__gte=start, created_at__lt=end)
         .annotate(day=UtcDay("created_at"))

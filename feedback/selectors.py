@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from consoles.dbfunctions import UtcDay, as_date
+from consoles.dbfunctions import UtcDay, as_date, day_bounds
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
 
@@ -582,16 +582,16 @@ def flag_count_in_status(*, application: Application, status: str) -> int:
     return Flag.objects.filter(application=application, status=status).count()
 
 
-def flag_transitions_by_day(*, application: Application, since: datetime) -> list[tuple[date, str, str, int]]:
-    """(day, from_status, to_status, count) of every flag transition since `since`.
+def flag_transitions_by_day(*, application: Application, since: date) -> list[tuple[date, str, str, int]]:
+    """(day, from_status, to_status, count) of every flag transition from the UTC day `since` on.
 
     Replayed backwards from a current count, these give the flags in a status
-    at the end of any day (the events are the append-only history). Served by
-    the (application, created_at, from_status, to_status) index alone.
+    at the end of any day (the events are the append-only history). The
+    (application, day, from, to) index hands the rows over already grouped.
     """
     rows = (
-        FlagEvent.objects.filter(application=application, created_at__gte=since)
-        .annotate(day=UtcDay("created_at"))
+        FlagEvent.objects.annotate(day=UtcDay("created_at"))
+        .filter(application=application, day__gte=since)
         .values("day", "from_status", "to_status")
         .annotate(n=Count("id"))
         .order_by()
@@ -599,15 +599,11 @@ def flag_transitions_by_day(*, application: Application, since: datetime) -> lis
     return [(as_date(r["day"]), r["from_status"], r["to_status"], r["n"]) for r in rows]
 
 
-def flag_decisions_by_day(
-    *, application: Application, start: datetime, end: datetime
-) -> list[tuple[date, str, int]]:
-    """(day, reviewer username, decisions) for approvals, rejections and labels in [start, end)."""
+def flag_decisions_by_day(*, application: Application, first: date, last: date) -> list[tuple[date, str, int]]:
+    """(day, reviewer username, decisions) for approvals, rejections and labels on UTC days first..last."""
     rows = (
-        FlagReview.objects.filter(
-            application=application, created_at__gte=start, created_at__lt=end, to_status__in=DECIDED_STATUSES
-        )
-        .annotate(day=UtcDay("created_at"))
+        FlagReview.objects.annotate(day=UtcDay("created_at"))
+        .filter(application=application, day__gte=first, day__lte=last, to_status__in=DECIDED_STATUSES)
         .values("day", "reviewer_id")
         .annotate(n=Count("id"))
         .order_by()
@@ -619,10 +615,9 @@ def flag_decisions_by_day(
     return [(as_date(r["day"]), names.get(r["reviewer_id"], "?"), r["n"]) for r in rows]
 
 
-def flag_approvals_by_axis_verdict(
-    *, application: Application, start: datetime, end: datetime
-) -> list[tuple[str, str, int]]:
-    """(axis, verdict, approvals) for the approvals decided in [start, end)."""
+def flag_approvals_by_axis_verdict(*, application: Application, first: date, last: date) -> list[tuple[str, str, int]]:
+    """(axis, verdict, approvals) for the approvals decided on UTC days first..last."""
+    start, end = day_bounds(first, last)
     rows = (
         FlagReview.objects.filter(
             application=application, created_at__gte=start, created_at__lt=end, to_status=FlagStatus.APPROVED
@@ -634,10 +629,9 @@ def flag_approvals_by_axis_verdict(
     return [(r["axis"], r["verdict"], r["n"]) for r in rows]
 
 
-def capture_volume_by_day(
-    *, application: Application, start: datetime, end: datetime
-) -> list[tuple[date, str, str, int]]:
-    """(day, status, capture label, count) of the automated captures created in [start, end)."""
+def capture_volume_by_day(*, application: Application, first: date, last: date) -> list[tuple[date, str, str, int]]:
+    """(day, status, capture label, count) of the automated captures created on UTC days first..last."""
+    start, end = day_bounds(first, last)
     rows = (
         Flag.objects.filter(
             application=application, author_kind=AuthorKind.AGENT, created_at__gte=start, created_at__lt=end
@@ -651,10 +645,12 @@ def capture_volume_by_day(
 
 
 def flag_decision_delays(
-    *, application: Application, start: datetime, end: datetime, quantiles: tuple[float, ...] = (0.5, 0.9)
+    *, application: Application, first: date, last: date, quantiles: tuple[float, ...] = (0.5, 0.9)
 ) -> DecisionDelays:
-    """Quantiles of the time from a flag's creation to each decision on it in [start, end),
-    per day of decision and over the whole range, computed in the database.
+    """Quantiles of the time from a flag's creation to each decision on it on UTC
+    days first..last, per day of decision and over the whole range, computed in
+    the database from the wait each decision carries: the (application, day,
+    wait) index hands each day's waits over in order, with no join to the flags.
 
     PostgreSQL: `percentile_cont` over GROUPING SETS (per day, and overall).
     SQLite (no percentile function): window functions number each day's delays
@@ -665,12 +661,12 @@ def flag_decision_delays(
     for q in quantiles:
         if not 0 <= q <= 1:
             raise ValueError(f"quantile {q} is outside [0, 1]")
+    # Only decisions carry a wait (a re-opening has none), which is also the
+    # condition of the partial index.
     inner = (
-        FlagReview.objects.filter(
-            application=application, created_at__gte=start, created_at__lt=end, to_status__in=DECIDED_STATUSES
-        )
-        .annotate(day=UtcDay("created_at"), decided=F("created_at"), flagged=F("flag__created_at"))
-        .values_list("day", "decided", "flagged")
+        FlagReview.objects.annotate(day=UtcDay("created_at"), wait=F("wait_seconds"))
+        .filter(application=application, day__gte=first, day__lte=last, wait_seconds__isnull=False)
+        .values_list("day", "wait")
         .order_by()
     )
     sql, params = inner.query.sql_with_params()
@@ -680,7 +676,7 @@ def flag_decision_delays(
 
 
 def _delays_postgresql(inner: str, params: tuple, quantiles: tuple[float, ...]) -> DecisionDelays:
-    seconds = "EXTRACT(EPOCH FROM (d.decided - d.flagged))"
+    seconds = "d.wait"
     columns = ", ".join(f"percentile_cont({float(q)!r}) WITHIN GROUP (ORDER BY {seconds})" for q in quantiles)
     # Only constant SQL is interpolated (the quantiles are checked floats); values are parameters.
     sql = (
@@ -703,7 +699,7 @@ def _delays_postgresql(inner: str, params: tuple, quantiles: tuple[float, ...]) 
 
 
 def _delays_ranked(inner: str, params: tuple, quantiles: tuple[float, ...]) -> DecisionDelays:
-    seconds = "(julianday(d.decided) - julianday(d.flagged)) * 86400.0"
+    seconds = "d.wait"
 
     def near(rank: str, count: str) -> str:
         # The rows at floor(q * (n - 1)) and the one after, for each quantile.

@@ -411,6 +411,8 @@ def flag_review(
             application_id=flag.application_id, flag=flag, reviewer=reviewer,
             from_status=old["status"], to_status=status, axis=flag.axis, verdict=flag.verdict,
             capture_label=flag.capture_label, note=note, flag_version=flag.version, created_at=now,
+            # A clock set back must not make a negative wait (the column refuses it).
+            wait_seconds=None if status == FlagStatus.PENDING else max(0, int((now - flag.created_at).total_seconds())),
         )
         changes = {name: [before, getattr(flag, name)] for name, before in old.items()
                    if before != getattr(flag, name)}

@@ -8,7 +8,6 @@ from datetime import date
 
 from adjudication.agreement import MIN_KAPPA_CASES
 from adjudication.selectors import agreement_by_day, gold_promotions_by_day
-from consoles.dbfunctions import day_bounds, day_start
 from consoles.models import Application
 from feedback.models import FlagStatus, Verdict
 from feedback.selectors import (
@@ -84,7 +83,7 @@ def backlog(application: Application, days: list[date], today: date) -> Section:
     shown = [d for d in days if d <= today]
     if not shown:
         return section
-    transitions = flag_transitions_by_day(application=application, since=day_start(days[0]))
+    transitions = flag_transitions_by_day(application=application, since=days[0])
     levels = status_levels(
         counts_now={FlagStatus.PENDING: flag_count_in_status(application=application, status=FlagStatus.PENDING)},
         transitions=transitions,
@@ -112,8 +111,8 @@ def backlog(application: Application, days: list[date], today: date) -> Section:
 
 
 def decisions(application: Application, days: list[date]) -> Section:
-    start, end = day_bounds(days[0], days[-1])
-    rows = flag_decisions_by_day(application=application, start=start, end=end)
+    first, last = days[0], days[-1]
+    rows = flag_decisions_by_day(application=application, first=first, last=last)
     curators, values = grid(rows, days)
     section = Section(
         key="decisions",
@@ -132,8 +131,8 @@ def decisions(application: Application, days: list[date]) -> Section:
 
 
 def approvals(application: Application, days: list[date]) -> Section:
-    start, end = day_bounds(days[0], days[-1])
-    rows = flag_approvals_by_axis_verdict(application=application, start=start, end=end)
+    first, last = days[0], days[-1]
+    rows = flag_approvals_by_axis_verdict(application=application, first=first, last=last)
     axes = list(application.axes) + sorted({axis for axis, _, _ in rows} - set(application.axes))
     counts = {(axis, verdict): n for axis, verdict, n in rows}
     section = Section(
@@ -152,8 +151,8 @@ def approvals(application: Application, days: list[date]) -> Section:
 
 
 def delays(application: Application, days: list[date]) -> Section:
-    start, end = day_bounds(days[0], days[-1])
-    result = flag_decision_delays(application=application, start=start, end=end, quantiles=(0.5, 0.9))
+    first, last = days[0], days[-1]
+    result = flag_decision_delays(application=application, first=first, last=last, quantiles=(0.5, 0.9))
     section = Section(
         key="delays",
         title="Time from flag to decision",
@@ -179,8 +178,8 @@ def delays(application: Application, days: list[date]) -> Section:
 
 
 def captures(application: Application, days: list[date]) -> Section:
-    start, end = day_bounds(days[0], days[-1])
-    rows = capture_volume_by_day(application=application, start=start, end=end)
+    first, last = days[0], days[-1]
+    rows = capture_volume_by_day(application=application, first=first, last=last)
 
     def outcome(status: str, label: str) -> str:
         if status == FlagStatus.LABELLED:
@@ -210,8 +209,8 @@ def captures(application: Application, days: list[date]) -> Section:
 
 
 def gold(application: Application, days: list[date]) -> Section:
-    start, end = day_bounds(days[0], days[-1])
-    rows = gold_promotions_by_day(application=application, start=start, end=end)
+    first, last = days[0], days[-1]
+    rows = gold_promotions_by_day(application=application, first=first, last=last)
     index = {d: i for i, d in enumerate(days)}
     first, revised = [0] * len(days), [0] * len(days)
     for day, n_first, n_revised in rows:
@@ -272,8 +271,8 @@ def agreement(application: Application, days: list[date]) -> Section:
 
 
 def sampling(application: Application, days: list[date]) -> Section:
-    start, end = day_bounds(days[0], days[-1])
-    outcomes = plan_outcomes(application=application, start=start, end=end)
+    first, last = days[0], days[-1]
+    outcomes = plan_outcomes(application=application, first=first, last=last)
     section = Section(
         key="sampling",
         title="Sampling plans and what humans changed",
@@ -311,8 +310,8 @@ STATE_LABELS = {
 
 
 def proposals(application: Application, days: list[date]) -> Section:
-    start, end = day_bounds(days[0], days[-1])
-    counts = proposal_state_counts_between(application=application, start=start, end=end)
+    first, last = days[0], days[-1]
+    counts = proposal_state_counts_between(application=application, first=first, last=last)
     section = Section(
         key="proposals",
         title="Teaching proposals",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from django.db import connection, transaction
 from django.db.models import Count, OuterRef, QuerySet, Subquery, TextField
@@ -13,6 +13,7 @@ from django.db.models.functions import Cast
 from adjudication.labels import label_disagrees_with_verdict
 from adjudication.models import Case, CaseLabel, Evidence, GoldLabelRevision
 from adjudication.selectors import gold_labels_current
+from consoles.dbfunctions import day_bounds
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
 from feedback.selectors import case_refs_with_disagreement
@@ -197,10 +198,8 @@ class PlanOutcome:
         return f"{self.created_at:%b %d} · {self.plan_digest[:8]}"
 
 
-def plan_outcomes(
-    *, application: Application, start: datetime, end: datetime, limit: int = 12
-) -> list[PlanOutcome]:
-    """The newest `limit` plans made in [start, end), oldest first, with their outcomes.
+def plan_outcomes(*, application: Application, first: date, last: date, limit: int = 12) -> list[PlanOutcome]:
+    """The newest `limit` plans made on UTC days first..last, oldest first, with their outcomes.
 
     One query for the plans and one for their selections, each selection
     annotated (in the database) with its case's verdict, label count, current
@@ -208,6 +207,7 @@ def plan_outcomes(
     one, else the newest curator label; "changed" uses the same comparison as the
     sampling comparison (`label_disagrees_with_verdict`).
     """
+    start, end = day_bounds(first, last)
     plans = list(
         SamplingPlan.objects.filter(application=application, created_at__gte=start, created_at__lt=end)
         .order_by("-created_at", "-id")

@@ -2,10 +2,11 @@
 
 import json
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import date
 
 from django.db.models import Count, QuerySet
 
+from consoles.dbfunctions import day_bounds
 from consoles.errors import NotFound
 from consoles.models import Application
 
@@ -198,9 +199,10 @@ def proposal_record(proposal: Proposal) -> dict:
 AUTO_REJECTED = "auto_rejected"
 
 
-def proposal_state_counts_between(*, application: Application, start: datetime, end: datetime) -> dict[str, int]:
-    """Proposals made in [start, end) by state, a rejection by the replay gate
-    (`auto_rejected`) apart from an operator's."""
+def proposal_state_counts_between(*, application: Application, first: date, last: date) -> dict[str, int]:
+    """Proposals made on UTC days first..last by state, a rejection by the replay
+    gate (`auto_rejected`) apart from an operator's."""
+    start, end = day_bounds(first, last)
     rows = (
         Proposal.objects.filter(application=application, created_at__gte=start, created_at__lt=end)
         .values("state", "replay_equivalent")

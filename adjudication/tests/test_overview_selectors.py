@@ -7,7 +7,6 @@ import pytest
 from adjudication.agreement import MIN_KAPPA_CASES
 from adjudication.selectors import agreement_by_day, application_agreement, gold_promotions_by_day
 from adjudication.services import gold_promote, label_submit
-from consoles.dbfunctions import day_bounds
 from consoles.democlock import demo_clock
 from consoles.tests.factories import ApplicationFactory
 
@@ -52,9 +51,8 @@ def test_gold_promotions_per_day_tell_first_labels_from_revisions(application, c
         gold_promote(application=application, case=case, label=mine, adjudicator=curator)
     with demo_clock(START + timedelta(days=2)):
         gold_promote(application=application, case=case, label=theirs, adjudicator=curator)
-    start, end = day_bounds(date(2026, 11, 1), date(2026, 11, 30))
-    assert gold_promotions_by_day(application=application, start=start, end=end) == [
+    assert gold_promotions_by_day(application=application, first=date(2026, 11, 1), last=date(2026, 11, 30)) == [
         (date(2026, 11, 1), 1, 0),
         (date(2026, 11, 3), 0, 1),
     ]
-    assert gold_promotions_by_day(application=application, start=end, end=end + timedelta(days=1)) == []
+    assert gold_promotions_by_day(application=application, first=date(2026, 11, 4), last=date(2026, 11, 30)) == []

@@ -1,12 +1,14 @@
 """The per-day aggregates the overview reads: grouped in the database, scoped to one application."""
 
+import importlib
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from django.db import connection
 
-from consoles.dbfunctions import day_bounds
 from consoles.democlock import demo_clock
 from consoles.tests.factories import ApiTokenFactory, ApplicationFactory
+from feedback.models import FlagReview
 from feedback.selectors import (
     capture_volume_by_day,
     flag_approvals_by_axis_verdict,
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 D1 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 DAY1, DAY2 = D1.date(), D1.date() + timedelta(days=1)
-RANGE = day_bounds(date(2026, 11, 1), date(2026, 11, 30))
+RANGE = (date(2026, 11, 1), date(2026, 11, 30))
 
 
 def _flag(application, n: int, at: datetime, problem: str = "fabricated", capture: str = ""):
@@ -60,17 +62,17 @@ def test_transitions_are_counted_per_day_from_and_to(history):
         (DAY2, "pending", "approved", 2),
         (DAY2, "pending", "rejected", 1),
     ]
-    assert flag_transitions_by_day(application=history, since=RANGE[1]) == []
+    assert flag_transitions_by_day(application=history, since=DAY2 + timedelta(days=1)) == []
     assert flag_count_in_status(application=history, status="pending") == 1
 
 
 def test_decisions_per_day_per_curator_leave_out_reopenings(history):
-    rows = sorted(flag_decisions_by_day(application=history, start=RANGE[0], end=RANGE[1]))
+    rows = sorted(flag_decisions_by_day(application=history, first=RANGE[0], last=RANGE[1]))
     assert rows == [(DAY2, "carl", 1), (DAY2, "cora", 2)]
 
 
 def test_approvals_per_axis_and_verdict(history):
-    assert flag_approvals_by_axis_verdict(application=history, start=RANGE[0], end=RANGE[1]) == [
+    assert flag_approvals_by_axis_verdict(application=history, first=RANGE[0], last=RANGE[1]) == [
         ("hallucination", "false_negative", 1),
         ("hallucination", "false_positive", 1),
     ]
@@ -81,7 +83,7 @@ def test_captures_per_day_by_status_and_label(capturing_application, curator):
     _flag(capturing_application, 2, D1, capture="refused")
     _flag(capturing_application, 3, D1, problem="offensive")  # a user flag, not a capture
     _decide(first, curator, D1 + timedelta(hours=2), "labelled", label="wrong")
-    rows = sorted(capture_volume_by_day(application=capturing_application, start=RANGE[0], end=RANGE[1]))
+    rows = sorted(capture_volume_by_day(application=capturing_application, first=RANGE[0], last=RANGE[1]))
     assert rows == [(DAY1, "labelled", "wrong", 1), (DAY1, "pending", "", 1)]
 
 
@@ -107,7 +109,7 @@ def test_flag_to_decision_quantiles_match_percentile_cont_per_day_and_overall(ap
     _decide(_decide(flag, curator, D1 + timedelta(hours=1), "approved"), curator, D1 + timedelta(hours=2),
             "pending")  # a re-opening is not a decision: only its approval counts
     delays[DAY1].append(3600)
-    result = flag_decision_delays(application=application, start=RANGE[0], end=RANGE[1], quantiles=(0.5, 0.9))
+    result = flag_decision_delays(application=application, first=RANGE[0], last=RANGE[1], quantiles=(0.5, 0.9))
     everything = [s for values in delays.values() for s in values]
     assert result.overall.count == len(everything)
     for q in (0.5, 0.9):
@@ -118,5 +120,17 @@ def test_flag_to_decision_quantiles_match_percentile_cont_per_day_and_overall(ap
 
 
 def test_no_decision_gives_an_empty_result(application):
-    result = flag_decision_delays(application=application, start=RANGE[0], end=RANGE[1])
+    result = flag_decision_delays(application=application, first=RANGE[0], last=RANGE[1])
     assert result.overall.count == 0 and result.by_day == {}
+
+
+def test_a_decision_keeps_its_wait_and_the_migration_fills_in_earlier_ones(history):
+    waits = dict(FlagReview.objects.values_list("pk", "wait_seconds"))
+    assert sorted(FlagReview.objects.filter(to_status="pending").values_list("wait_seconds", flat=True)) == [None]
+    approved = FlagReview.objects.get(to_status="approved", reviewer__username="cora")
+    assert approved.wait_seconds == 24 * 3600  # decided a day after the flag arrived
+    FlagReview.objects.update(wait_seconds=None)
+    migration = importlib.import_module("feedback.migrations.0004_overview_indexes_and_decision_wait")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.BACKFILL[connection.vendor])
+    assert dict(FlagReview.objects.values_list("pk", "wait_seconds")) == waits

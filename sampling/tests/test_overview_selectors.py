@@ -32,8 +32,8 @@ def test_outcomes_count_queued_labelled_and_changed(application, curator):
     label(confirmed, "reliable")  # agrees: labelled, unchanged
     label(gold_overrides, "unreliable")  # agrees with "refuted" ...
     give_gold_label(gold_overrides, "reliable")  # ... but the gold label says otherwise: changed
-    now = timezone.now()
-    [outcome] = plan_outcomes(application=application, start=now - timedelta(days=1), end=now + timedelta(days=1))
+    today = timezone.now().date()
+    [outcome] = plan_outcomes(application=application, first=today - timedelta(days=1), last=today)
     assert (outcome.plan_id, outcome.selected, outcome.queued) == (plan.pk, 4, 4)
     assert (outcome.labelled, outcome.changed) == (3, 2)
-    assert plan_outcomes(application=application, start=now + timedelta(days=1), end=now + timedelta(days=2)) == []
+    assert plan_outcomes(application=application, first=today + timedelta(days=1), last=today + timedelta(days=2)) == []

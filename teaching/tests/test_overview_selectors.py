@@ -21,9 +21,8 @@ def test_states_count_an_auto_rejection_apart_from_an_operator_rejection(world, 
     regressed = _propose(world, "c-lyon", "paris", "lyon")
     madrid = _propose(world, "c-madrid", "madrid", "spain")
     proposal_decide(application=world, proposal_id=madrid.proposal_id, decision="reject", operator=operator)
-    now = timezone.now()
-    counts = proposal_state_counts_between(application=world, start=now - timedelta(hours=1),
-                                           end=now + timedelta(hours=1))
+    today = timezone.now().date()
+    counts = proposal_state_counts_between(application=world, first=today - timedelta(days=1), last=today)
     assert counts == {"pending": 1, "accepted": 0, "rejected": 1, "withdrawn": 0, "auto_rejected": 1}
     newest = list(proposal_gate_outcomes(application=world, limit=2))
     assert [p.proposal_id for p in newest] == [madrid.proposal_id, regressed.proposal_id]
