@@ -191,7 +191,16 @@ def ingest(database: str = "sqlite") -> None:
 # --- 2. queue at a million flags -----------------------------------------------------
 
 
-def _populate(vendor: str, application_id: int, token_id: int, rows: int) -> None:
+def _populate(
+    vendor: str,
+    application_id: int,
+    token_id: int,
+    rows: int,
+    *,
+    first_at: str = "2026-01-01 00:00:00",
+    seconds_per_row: int = 1,
+) -> None:
+    """`rows` flags, one every `seconds_per_row` seconds after `first_at` (UTC)."""
     from django.db import connection
 
     problems = ["jailbreak_attempt", "hidden_instructions", "fabricated", "offensive", "personal_data",
@@ -206,12 +215,12 @@ def _populate(vendor: str, application_id: int, token_id: int, rows: int) -> Non
     if vendor == "postgresql":
         series = f"SELECT generate_series(1, {rows}) AS n"
         public_id = "'fb_' || lpad(to_hex(n), 16, '0')"
-        created = "TIMESTAMPTZ '2026-01-01 00:00:00+00' + n * INTERVAL '1 second'"
+        created = f"TIMESTAMPTZ '{first_at}+00' + n * INTERVAL '{int(seconds_per_row)} second'"
         text = "'prompt number ' || n"
     else:
         series = f"WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {rows}) SELECT n FROM s"
         public_id = "printf('fb_%016x', n)"
-        created = "strftime('%Y-%m-%d %H:%M:%S', '2026-01-01', '+' || n || ' seconds')"
+        created = f"strftime('%Y-%m-%d %H:%M:%S', '{first_at}', '+' || (n * {int(seconds_per_row)}) || ' seconds')"
         text = "'prompt number ' || n"
     sql = f"""
         INSERT INTO feedback_flag (
