@@ -653,10 +653,11 @@ def flag_decision_delays(
     wait) index hands each day's waits over in order, with no join to the flags.
 
     PostgreSQL: `percentile_cont` over GROUPING SETS (per day, and overall).
-    SQLite (no percentile function): window functions number each day's delays
-    in order, and only the rows either side of each quantile's position come
-    back; the linear interpolation between them (what percentile_cont does) is
-    done here. Both give the same figures (a test holds them to a reference).
+    SQLite (no percentile function): a window numbers each day's waits in index
+    order, and an ordered query over the range picks the ranks the total count
+    gives; only the rows either side of each quantile's position come back, and
+    the linear interpolation between them (what percentile_cont does) is done
+    here. Both give the same figures (a test holds them to a reference).
     """
     for q in quantiles:
         if not 0 <= q <= 1:
@@ -698,44 +699,53 @@ def _delays_postgresql(inner: str, params: tuple, quantiles: tuple[float, ...]) 
     return DecisionDelays(overall=overall, by_day=by_day)
 
 
+RANKS_PER_STATEMENT = 400
+
+
 def _delays_ranked(inner: str, params: tuple, quantiles: tuple[float, ...]) -> DecisionDelays:
-    seconds = "d.wait"
-
-    def near(rank: str, count: str) -> str:
-        # The rows at floor(q * (n - 1)) and the one after, for each quantile.
-        return " OR ".join(
-            f"({rank} - 1 - CAST({float(q)!r} * ({count} - 1) AS INTEGER)) IN (0, 1)" for q in quantiles
-        )
-
-    # One pass over the decisions, numbered within their day and over the range.
-    # Only constant SQL is interpolated (the quantiles are checked floats); values are parameters.
-    sql = (
-        "SELECT r.day, r.secs, r.rn, r.n, r.rn_all, r.n_all FROM (SELECT d.day AS day, "  # noqa: S608
-        f"{seconds} AS secs, "
-        f"ROW_NUMBER() OVER (PARTITION BY d.day ORDER BY {seconds}) AS rn, "
-        "COUNT(*) OVER (PARTITION BY d.day) AS n, "
-        f"ROW_NUMBER() OVER (ORDER BY {seconds}) AS rn_all, "
-        f"COUNT(*) OVER () AS n_all FROM ({inner}) d) r "
-        f"WHERE {near('r.rn', 'r.n')} OR {near('r.rn_all', 'r.n_all')}"
-    )
-
     def figures(n: int, at: dict[int, float]) -> DelayQuantiles:
         values = {}
         for q in quantiles:
             position = q * (n - 1)
             low = int(position)
             high = min(low + 1, n - 1)
-            values[q] = at[low] + (at[high] - at[low]) * (position - low)
+            values[q] = float(at[low] + (at[high] - at[low]) * (position - low))
         return DelayQuantiles(count=n, quantiles=values)
 
-    per_day: dict[date, tuple[int, dict[int, float]]] = {}
-    overall_at: dict[int, float] = {}
-    overall_n = 0
+    def ranks(n: int) -> set[int]:
+        # The row at floor(q * (n - 1)) and the next one, for each quantile (1-based).
+        return {r + 1 for q in quantiles for r in (int(q * (n - 1)), min(int(q * (n - 1)) + 1, n - 1))}
+
+    # Only constant SQL is interpolated below (checked floats, counted placeholders); values are parameters.
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        for day, secs, rn, n, rn_all, n_all in cursor.fetchall():
-            per_day.setdefault(as_date(day), (n, {}))[1][rn - 1] = secs
-            overall_at[rn_all - 1] = secs
-            overall_n = n_all
-    overall = figures(overall_n, overall_at) if overall_n else DelayQuantiles(count=0, quantiles={})
+        # Per day, the index hands each day's waits over in order: counting and
+        # numbering them within the day needs no sort.
+        cursor.execute(f"SELECT d.day, COUNT(*) FROM ({inner}) d GROUP BY d.day", params)  # noqa: S608
+        counts = {day: n for day, n in cursor.fetchall()}
+        wanted = [(day, rank) for day, n in counts.items() for rank in sorted(ranks(n))]
+        per_day: dict[date, tuple[int, dict[int, float]]] = {as_date(day): (n, {}) for day, n in counts.items()}
+        # Each wanted rank is a seek to its day in the (application, day, wait)
+        # index and a walk of `rank` entries: no window, no sort. SQLite takes no
+        # correlated OFFSET, so each rank is its own scalar subquery, a few
+        # hundred to a statement (SQLite compounds at most 500 SELECTs).
+        term = f"SELECT %s, %s, (SELECT d.wait FROM ({inner}) d WHERE d.day = %s ORDER BY d.wait LIMIT 1 OFFSET %s)"  # noqa: S608
+        for start in range(0, len(wanted), RANKS_PER_STATEMENT):
+            chunk = wanted[start : start + RANKS_PER_STATEMENT]
+            cursor.execute(
+                " UNION ALL ".join([term] * len(chunk)),
+                [value for day, rank in chunk for value in (day, rank, *params, day, rank - 1)],
+            )
+            for day, rank, wait in cursor.fetchall():
+                per_day[as_date(day)][1][rank - 1] = wait
+        total = sum(counts.values())
+        overall = DelayQuantiles(count=0, quantiles={})
+        if total:
+            # Over the range: one ordered pass, read at the ranks the total count gives.
+            marks = ", ".join(str(rank) for rank in sorted(ranks(total)))
+            cursor.execute(
+                "SELECT r.rn, r.wait FROM (SELECT d.wait AS wait, ROW_NUMBER() OVER (ORDER BY d.wait) AS rn "  # noqa: S608
+                f"FROM ({inner}) d) r WHERE r.rn IN ({marks})",
+                params,
+            )
+            overall = figures(total, {rn - 1: wait for rn, wait in cursor.fetchall()})
     return DecisionDelays(overall=overall, by_day={day: figures(n, at) for day, (n, at) in per_day.items()})
