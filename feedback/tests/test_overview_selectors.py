@@ -134,7 +134,7 @@ def test_a_decision_keeps_its_wait_and_the_migration_fills_in_earlier_ones(histo
     approved = FlagReview.objects.get(to_status="approved", reviewer__username="cora")
     assert approved.wait_seconds == 24 * 3600  # decided a day after the flag arrived
     FlagReview.objects.update(wait_seconds=None)
-    migration = importlib.import_module("feedback.migrations.0004_overview_indexes_and_decision_wait")
+    migration = importlib.import_module("feedback.migrations.0005_overview_indexes_and_decision_wait")
     with connection.cursor() as cursor:
         cursor.execute(migration.BACKFILL[connection.vendor])
     assert dict(FlagReview.objects.values_list("pk", "wait_seconds")) == waits

@@ -31,7 +31,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('consoles', '0001_initial'),
-        ('feedback', '0003_exports_and_erasure'),
+        ('feedback', '0004_flag_fb_flag_status_updated'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
