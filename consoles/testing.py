@@ -43,3 +43,63 @@ def assert_api_sealed(client: Client, token: str, url: str, method: str = "get",
 
 def bearer(token: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+
+
+# --- Sweeps: every route of the project, found by walking the URL resolver -------
+
+
+@dataclass(frozen=True)
+class Route:
+    """One URL pattern: `route` as written (`a/<slug:app_slug>/flags/<str:public_id>/`),
+    the namespace of its include (`feedback`), its name and its URL arguments."""
+
+    route: str
+    namespace: str
+    name: str
+    kwargs: tuple[str, ...]
+
+    @property
+    def application_scoped(self) -> bool:
+        return self.route.startswith("a/<slug:app_slug>/")
+
+    def url(self, values: dict[str, object]) -> str:
+        import re
+
+        def fill(match: "re.Match[str]") -> str:
+            return str(values[match.group(2)])
+
+        return "/" + re.sub(r"<(?:(\w+):)?(\w+)>", fill, self.route)
+
+
+def url_routes() -> list[Route]:
+    """Every URL pattern of the project (admin and API included), sorted."""
+    import re
+
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    found: list[Route] = []
+
+    def walk(resolver: URLResolver, prefix: str, namespace: str) -> None:
+        for pattern in resolver.url_patterns:
+            route = prefix + str(pattern.pattern)
+            if isinstance(pattern, URLResolver):
+                walk(pattern, route, pattern.namespace or namespace)
+            elif isinstance(pattern, URLPattern):
+                kwargs = tuple(m.group(2) for m in re.finditer(r"<(?:(\w+):)?(\w+)>", route))
+                found.append(Route(route, namespace, pattern.name or "", kwargs))
+
+    walk(get_resolver(), "", "")
+    return sorted(set(found), key=lambda r: r.route)
+
+
+def api_operations() -> list[tuple[str, str, dict]]:
+    """Every operation of the JSON API as (method, path, OpenAPI operation), from its schema."""
+    from .api import api
+
+    schema = api.get_openapi_schema()
+    return sorted(
+        (method.upper(), path, operation)
+        for path, item in schema["paths"].items()
+        for method, operation in item.items()
+        if method in {"get", "post", "put", "patch", "delete"}
+    )
