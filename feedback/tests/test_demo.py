@@ -21,6 +21,7 @@ def test_demo_fills_both_queues_with_flags_and_captures_and_is_idempotent(client
     call_command("load_demo", stdout=io.StringIO())
     assert (Flag.objects.count(), FlagEvent.objects.count(), FlagReview.objects.count()) == counts
 
-    client.login(username="curator", password="demo-pass-2026")
+    # Through the log-in form, as a person does (the throttling backend needs the request).
+    client.post(reverse("login"), {"username": "curator", "password": "demo-pass-2026"})
     page = client.get(reverse("application_home", args=["acme-chat"])).content.decode()
     assert 'data-testid="count-pending-flags"' in page and "Unlabelled captures" in page

@@ -1,0 +1,149 @@
+"""Security settings, proven: login throttling, production cookies, the CSP header on
+every page, hashed tokens. (`check --deploy` is test_deploy.py.)"""
+
+import hashlib
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from axes.models import AccessAttempt
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.urls import reverse
+
+from consoles.models import ApiToken
+from consoles.services import token_issue
+from consoles.tests.factories import UserFactory
+from consoles.tests.test_tenant_sweep import OBJECTS, _target
+from consoles.testing import url_routes
+
+pytestmark = pytest.mark.django_db
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "pw-for-tests-1"  # UserFactory's
+
+
+def _login(client, username: str, password: str, address: str = "203.0.113.7"):
+    return client.post(reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address)
+
+
+# --- login throttling (django-axes) ------------------------------------------------
+
+
+def test_five_failed_logins_lock_the_username_with_a_clear_message(client):
+    UserFactory(username="nina")
+    for _ in range(4):
+        response = _login(client, "nina", "wrong")
+        assert response.status_code == 200 and "Please enter a correct username and password" in response.text
+    response = _login(client, "nina", "wrong")  # the fifth failure locks
+    assert response.status_code == 429
+    response = _login(client, "nina", PASSWORD)  # even the right password now
+    assert response.status_code == 429
+    assert "Too many failed log-ins (5)" in response.text and "locked for 15 minutes" in response.text
+    assert "_auth_user_id" not in client.session
+
+
+def test_the_lock_is_for_that_username_from_that_address(client):
+    UserFactory(username="nina")
+    UserFactory(username="otto")
+    for _ in range(5):
+        _login(client, "nina", "wrong")
+    assert _login(client, "otto", PASSWORD).status_code == 302  # another user, same address
+    client.logout()
+    assert _login(client, "nina", PASSWORD, address="198.51.100.9").status_code == 302  # another address
+
+
+def test_a_success_before_the_limit_resets_the_count(client):
+    UserFactory(username="nina")
+    for _ in range(4):
+        _login(client, "nina", "wrong")
+    assert _login(client, "nina", PASSWORD).status_code == 302
+    client.logout()
+    for _ in range(4):
+        _login(client, "nina", "wrong")
+    assert _login(client, "nina", PASSWORD).status_code == 302
+
+
+def test_an_admin_unlocks_from_the_admin(client):
+    UserFactory(username="nina")
+    for _ in range(5):
+        _login(client, "nina", "wrong")
+    assert AccessAttempt in admin.site._registry
+    attempt = AccessAttempt.objects.get(username="nina")
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "root-pass-2026!")
+    staff = client.__class__()
+    staff.force_login(root)
+    listing = staff.get("/admin/axes/accessattempt/")
+    assert listing.status_code == 200 and "nina" in listing.text
+    staff.post(f"/admin/axes/accessattempt/{attempt.pk}/delete/", {"post": "yes"})
+    assert not AccessAttempt.objects.filter(username="nina").exists()
+    assert _login(client, "nina", PASSWORD).status_code == 302
+
+
+# --- production settings ------------------------------------------------------------
+
+
+def _production_settings(*names: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in {"DEBUG", "SECRET_KEY", "ALLOWED_HOSTS"}}
+    env.update(DEBUG="0", SECRET_KEY="k" * 50, ALLOWED_HOSTS="console.example.com",
+               DJANGO_SETTINGS_MODULE="consoles.settings")
+    code = ("import json, django; django.setup(); from django.conf import settings; "
+            f"print(json.dumps({{n: getattr(settings, n, None) for n in {list(names)!r}}}, default=str))")
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                            timeout=120, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_production_cookies_are_secure_and_https_is_enforced():
+    values = _production_settings("SESSION_COOKIE_SECURE", "CSRF_COOKIE_SECURE", "SESSION_COOKIE_HTTPONLY",
+                                  "SECURE_SSL_REDIRECT", "SECURE_HSTS_SECONDS", "DEBUG")
+    assert values == {"SESSION_COOKIE_SECURE": True, "CSRF_COOKIE_SECURE": True, "SESSION_COOKIE_HTTPONLY": True,
+                      "SECURE_SSL_REDIRECT": True, "SECURE_HSTS_SECONDS": 31536000, "DEBUG": False}
+
+
+# --- CSP on every page ----------------------------------------------------------------
+
+
+def test_every_page_carries_a_strict_csp_header(client):
+    call_command("load_demo", stdout=io.StringIO())
+    from consoles.models import Application
+
+    victims = list(Application.objects.order_by("slug"))
+    owner = get_user_model().objects.get(username="admin")
+    client.force_login(owner)
+    pages = ["/login/", "/admin/", "/api/docs"]
+    for route in url_routes():
+        if route.application_scoped:
+            _, values = _target(route.namespace, route.kwargs, victims)
+            pages.append(route.url(values))
+    assert len(pages) > 25 and OBJECTS
+    html_pages = 0
+    for url in pages:
+        response = client.get(url)
+        if response.status_code == 405:
+            continue
+        header = response.headers.get("Content-Security-Policy", "")
+        assert "default-src 'self'" in header and "frame-ancestors 'none'" in header, (url, header)
+        if response["Content-Type"].startswith("text/html") and url != "/api/docs":
+            html_pages += 1
+            assert "script-src 'self'" in header and "unsafe-inline" not in header, (url, header)
+            if response.status_code == 200:  # a rendered page: its scripts carry this response's nonce
+                assert "script-src 'self' 'nonce-" in header, (url, header)
+    assert html_pages >= 15
+    client.logout()
+    assert "nonce-" in client.get("/login/").headers["Content-Security-Policy"]
+
+
+# --- tokens ---------------------------------------------------------------------------
+
+
+def test_tokens_are_stored_as_sha256_digests_only():
+    issued = token_issue(name="ci", user=UserFactory())
+    row = ApiToken.objects.get(pk=issued.token.pk)
+    stored = " ".join(str(getattr(row, f.attname)) for f in ApiToken._meta.concrete_fields)
+    assert issued.secret not in stored
+    assert row.digest == hashlib.sha256(issued.secret.encode()).hexdigest()
