@@ -22,6 +22,9 @@ api.add_router("/v1", sampling_router)
 api.add_router("/v1", teaching_router)
 api.add_router("/v1", exemplars_router)
 
+# A lost database answers 503 (nothing was written), other failures 500 (JSON under /api/).
+handler500 = "consoles.views.server_error"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),

@@ -1,7 +1,11 @@
+import sys
+
 from django.contrib.auth.decorators import login_required
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template import loader
+from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -38,3 +42,29 @@ def healthz(request: HttpRequest) -> JsonResponse:
     except DatabaseError as exc:
         return JsonResponse({"status": "unavailable", "database": type(exc).__name__}, status=503)
     return JsonResponse({"status": "ok", "database": "ok"})
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a lost database is 503 (retry later), not a bug; anything else is 500.
+
+    Each write runs in one transaction, so a request that lost its database has
+    written nothing; saying so lets clients and load balancers retry. The page is
+    rendered without context processors or the layout: they would need the database.
+    """
+    exc = sys.exc_info()[1]
+    if isinstance(exc, OperationalError | InterfaceError):
+        message = "The database is unavailable; nothing was saved. Try again in a moment."
+        if request.path.startswith("/api/"):
+            response = JsonResponse(
+                {"error": {"code": "unavailable", "message": message, "fields": {}}}, status=503
+            )
+        else:
+            response = HttpResponse(loader.get_template("503.html").render({"message": message}), status=503)
+        response["Retry-After"] = "5"
+        return response
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {"error": {"code": "server_error", "message": "Something went wrong on our side.", "fields": {}}},
+            status=500,
+        )
+    return defaults.server_error(request)

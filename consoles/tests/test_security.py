@@ -18,9 +18,9 @@ from django.urls import reverse
 
 from consoles.models import ApiToken
 from consoles.services import token_issue
+from consoles.testing import url_routes
 from consoles.tests.factories import UserFactory
 from consoles.tests.test_tenant_sweep import OBJECTS, _target
-from consoles.testing import url_routes
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

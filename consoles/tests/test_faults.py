@@ -1,0 +1,67 @@
+"""The database going away mid-request: 503, and nothing half-written.
+
+The failure is injected after the first write of the request's transaction (the
+flag row, the review's update), which is where a dropped connection hurts most.
+The reliability harness does the same for real, against PostgreSQL refusing
+connections (`python -m reliability --only faults`).
+"""
+
+import pytest
+from django.db import OperationalError
+from django.test import Client
+from django.urls import reverse
+
+from consoles.testing import bearer
+from feedback import services
+from feedback.models import Flag, FlagEvent, FlagReview
+from feedback.tests.factories import FlagFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def lost_database(monkeypatch):
+    def gone(**kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "_event", gone)
+
+
+@pytest.fixture
+def browser():
+    return Client(raise_request_exception=False)
+
+
+def test_api_write_answers_503_and_stores_nothing(browser, application, app_token, lost_database):
+    response = browser.post(
+        "/api/v1/flags", {"region": "answer", "problem": "fabricated", "message_id": "m-1"},
+        content_type="application/json", **bearer(app_token),
+    )
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert response.json()["error"]["code"] == "unavailable"
+    assert "nothing was saved" in response.json()["error"]["message"]
+    assert not Flag.objects.exists() and not FlagEvent.objects.exists()
+
+
+def test_screen_write_answers_503_and_leaves_the_flag_as_it_was(browser, application, curator, lost_database):
+    flag = FlagFactory(application=application)
+    browser.force_login(curator)
+    url = reverse("feedback:review", args=[application.slug, flag.public_id])
+    response = browser.post(url, {"decision": "rejected", "version": flag.version})
+    assert response.status_code == 503 and "Temporarily unavailable" in response.text
+    flag.refresh_from_db()
+    assert (flag.status, flag.version) == ("pending", 1)
+    assert not FlagReview.objects.exists()
+
+
+def test_other_failures_stay_500_with_the_api_error_shape(browser, application, app_token, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(services, "_event", broken)
+    response = browser.post(
+        "/api/v1/flags", {"region": "answer", "problem": "fabricated", "message_id": "m-1"},
+        content_type="application/json", **bearer(app_token),
+    )
+    assert response.status_code == 500 and response.json()["error"]["code"] == "server_error"
+    assert not Flag.objects.exists()
