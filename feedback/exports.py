@@ -252,6 +252,31 @@ def check_writable(path: Path) -> Path:
     return path
 
 
+def check_export_target(path: Path) -> Path:
+    """An `--out` may replace an earlier export (its manifest sits beside it), never
+    another file: `--out ../../consoles/settings.py` or a symlink to /etc/passwd is
+    refused before anything is read, with the real, resolved path in the message."""
+    path = check_writable(path)
+    real = path.resolve()
+    if path.is_symlink():
+        raise ExportPathError(
+            f"Cannot write {path}: it is a symbolic link (to {real}); give the real path.",
+            fields={"out": "is a symbolic link"},
+        )
+    if path.exists():
+        try:
+            ours = read_manifest(path) is not None
+        except (OSError, ValueError):
+            ours = False
+        if not ours:
+            raise ExportPathError(
+                f"Cannot write {real}: the file exists and is not an export (no "
+                f"{manifest_path(path).name} beside it); choose another path or remove it.",
+                fields={"out": "exists and is not an export"},
+            )
+    return path
+
+
 class StagedFile:
     """An export written in full to a temporary file beside its target, not yet visible.
 

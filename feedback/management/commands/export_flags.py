@@ -10,7 +10,7 @@ from django.db import DatabaseError
 from consoles.errors import InvalidInput
 from consoles.management.base import DomainCommand
 from consoles.selectors import application_get
-from feedback.exports import manifest_path
+from feedback.exports import check_export_target, manifest_path
 from feedback.services import export_manifest_document, flags_export_file
 
 from ..exports_cli import add_filter_arguments, filters_from_options, operator_name
@@ -36,6 +36,7 @@ class Command(DomainCommand):
 
     def handle(self, *args, **options) -> None:
         application = application_get(slug=options["application"])
+        check_export_target(options["out"])
         filters = filters_from_options(options)
         try:
             filters.validate(application)
