@@ -14,6 +14,7 @@ from ninja import Field, Query, Router, Schema, Status
 from consoles.access import Principal
 from consoles.errors import NotFound
 from consoles.models import Role
+from consoles.schemas import StrictIn
 from feedback.services import Actor as FeedbackActor
 from feedback.services import case_feedback_submit
 
@@ -160,7 +161,7 @@ def case_detail(request: HttpRequest, case_pk: int) -> dict:
     }
 
 
-class CaseFeedbackIn(Schema):
+class CaseFeedbackIn(StrictIn):
     disposition: Literal["agrees", "disagrees", "unsure"]
     note: str = Field("", max_length=5000)
 

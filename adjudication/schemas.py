@@ -4,8 +4,9 @@ line of a JSONL file and an API batch are validated by exactly the same rules.""
 from datetime import datetime
 from typing import Literal
 
-from ninja import Schema
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from consoles.schemas import StrictIn
 
 from .evidence import RELATIONS, TRUST_CLASSES
 
@@ -20,9 +21,8 @@ MAX_EVIDENCE_PER_CASE = 500
 MAX_CASES_PER_BATCH = 500
 
 
-class Strict(Schema):
-    # A misspelt field name is an error, not silently dropped data.
-    model_config = ConfigDict(extra="forbid")
+class Strict(StrictIn):
+    """A misspelt field name is an error, not silently dropped data; no NUL in text."""
 
 
 class ClaimIn(Strict):

@@ -14,6 +14,7 @@ from ninja.responses import Status
 from consoles.access import Principal
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application, Role
+from consoles.schemas import StrictIn
 
 from . import selectors, services
 from .domain import check_eligibility
@@ -22,24 +23,24 @@ from .models import Proposal
 router = Router(tags=["teaching"])
 
 
-class ChainIn(Schema):
+class ChainIn(StrictIn):
     subject: str | None = None
     intent: str | None = None
     connective: str | None = None
     object: str | None = None
 
 
-class EvidenceIn(Schema):
+class EvidenceIn(StrictIn):
     source: str = Field(..., description='Where the evidence comes from, e.g. "corpus".')
     ref: str = ""
 
 
-class HedgeIn(Schema):
+class HedgeIn(StrictIn):
     tier: Literal["weak", "strong"]
     surface: str = ""
 
 
-class CandidateIn(Schema):
+class CandidateIn(StrictIn):
     application_id: str | None = Field(None, description="Application slug; implied by an application token.")
     candidate_id: str
     proposed_chain: ChainIn
@@ -63,7 +64,7 @@ class CandidateOut(Schema):
     gates: list[GateOut]
 
 
-class EvalCaseIn(Schema):
+class EvalCaseIn(StrictIn):
     case_id: str
     split: Literal["public", "dev", "holdout"]
     subject: str
@@ -72,7 +73,7 @@ class EvalCaseIn(Schema):
     expected_polarity: Literal["affirms", "falsifies"]
 
 
-class EvalCasesIn(Schema):
+class EvalCasesIn(StrictIn):
     application_id: str | None = None
     cases: list[EvalCaseIn] = Field(..., max_length=5000)
 
@@ -83,13 +84,13 @@ class ImportOut(Schema):
     unchanged: int
 
 
-class ProposeIn(Schema):
+class ProposeIn(StrictIn):
     application_id: str | None = None
     candidate_id: str
     allow_evaluative: bool = Field(False, description="Operator flag that lets an evaluative claim through.")
 
 
-class DecisionIn(Schema):
+class DecisionIn(StrictIn):
     decision: Literal["accept", "reject", "withdraw"]
     note: str = Field("", max_length=2000)
 

@@ -1,0 +1,33 @@
+"""The base of the JSON API's input schemas: strict about what a client sends.
+
+- An unknown field is an error naming it (a misspelt field is not silently dropped).
+- Text never holds NUL (U+0000): PostgreSQL cannot store it (the insert would fail
+  after validation, as a 500) and SQLite would; refusing it here gives the same
+  422 naming the field on both databases.
+"""
+
+from typing import Any
+
+from ninja import Schema
+from pydantic import ConfigDict, field_validator
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list | tuple | set):
+        return any(_has_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return False
+
+
+class StrictIn(Schema):
+    model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        if _has_nul(value):
+            raise ValueError("Must not contain NUL (\\u0000) characters.")
+        return value
