@@ -198,3 +198,53 @@ def test_right_to_left_and_emoji_text_is_stored_verbatim_or_refused_clearly(cata
                     assert _object_counts() == before
                 elif response.status_code == 201 and path[-1] in response.json():
                     assert response.json()[path[-1]] == text  # verbatim, not normalised or mangled
+
+
+# --- HTML and JS in every text field: stored verbatim, rendered escaped ---------------
+
+PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">"\'&'
+
+
+def test_html_in_every_text_field_is_rendered_escaped_on_every_page(client, world):  # noqa: F811
+    from adjudication.models import Case
+    from consoles.testing import url_routes
+    from feedback.models import Flag
+
+    owner_token = world["owner_personal_token"]
+    application = world["victims"][0]
+    flag = _post(client, owner_token, "/api/v1/flags", {
+        **{name: PAYLOAD for name in ("note", "prompt", "answer", "context", "session_id", "end_user_ref")},
+        "region": "answer", "problem": application.problems[0]["key"], "message_id": PAYLOAD,
+        "application_id": application.slug})
+    case = case_payload("hostile", claim={"subject": PAYLOAD, "text": PAYLOAD}, context=PAYLOAD,
+                        mined_by=[PAYLOAD])
+    case["evidence"][0].update(sensor=PAYLOAD, evidence_id=PAYLOAD, correlation_group=PAYLOAD)
+    _post(client, owner_token, "/api/v1/cases", {"cases": [case], "application_id": application.slug})
+    chain = {"subject": PAYLOAD, "intent": PAYLOAD, "connective": PAYLOAD, "object": PAYLOAD}
+    _post(client, owner_token, "/api/v1/teaching/candidates", candidate_payload(
+        "hostile", proposed_chain=chain, evidence=[{"source": PAYLOAD, "ref": PAYLOAD}],
+        application_id=application.slug))
+    assert Flag.objects.get(public_id=flag["id"]).prompt == PAYLOAD  # stored verbatim
+
+    client.force_login(world["owner"])
+    case_pk = Case.objects.get(application=application, case_id="hostile").pk
+    slug = application.slug
+    pages = [f"/a/{slug}/flags/{flag['id']}/", f"/a/{slug}/flags/", f"/a/{slug}/cases/{case_pk}/",
+             f"/a/{slug}/cases/", f"/a/{slug}/teaching/candidates/", f"/a/{slug}/"]
+    pages += [r.url({"app_slug": slug}) for r in url_routes() if r.application_scoped and r.kwargs == ("app_slug",)]
+    shown = 0
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code < 500, url
+        if not response["Content-Type"].startswith("text/html"):
+            continue  # downloads (JSONL) carry the text as JSON strings
+        html = response.content.decode()
+        assert "<script>window.__pwned" not in html and 'onerror="window.__pwned' not in html, url
+        shown += html.count("&lt;script&gt;window.__pwned=1&lt;/script&gt;")
+    assert shown >= 6  # the text is there, as text
+
+
+def _post(client, token: str, url: str, body: dict) -> dict:
+    response = client.post(url, json.dumps(body), content_type="application/json", **bearer(token))
+    assert response.status_code in (200, 201), (url, response.content[:400])
+    return response.json()
