@@ -16,7 +16,6 @@
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,12 +44,6 @@ def _p95(samples: list[float]) -> float:
 
 
 # --- 1. ingest -----------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, float]:
@@ -126,57 +119,29 @@ def _load(url: str, token: str, label: str) -> dict:
 
 
 def ingest(database: str = "sqlite") -> None:
-    tmp = tempfile.mkdtemp(prefix="bench-flags-")
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bench.flags_settings",
-           # Production mode, as deployed (no debug query log); plain HTTP on loopback.
-           "DEBUG": "0", "SECRET_KEY": "bench-only-secret-key-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1",
-           "SECURE_SSL_REDIRECT": "0"}
-    # Through DATABASE_URL, as deployed: persistent connections (conn_max_age), so
-    # SQLite does not checkpoint its WAL on every request's connection close.
-    env["DATABASE_URL"] = "sqlite:///" + os.path.join(tmp, "ingest.sqlite3")
+    from reliability.server import Server, issue_token, migrate, server_env
+
     if database == "postgresql":
-        env["DATABASE_URL"] = _fresh_pg_database()
-    py = sys.executable
-    subprocess.run([py, "manage.py", "migrate", "--noinput", "-v0", "--settings", "bench.flags_settings"],
-                   cwd=ROOT, env=env, check=True)
-    token = subprocess.run(
-        [py, "-c", (
-            "import django; django.setup();"
-            "from consoles.services import application_create, token_issue;"
-            "app = application_create(slug='bench', name='Bench');"
-            "print(token_issue(name='bench', application=app).secret)"
-        )], cwd=ROOT, env=env, check=True, capture_output=True, text=True,
-    ).stdout.strip()
-    port = _free_port()
-    server = subprocess.Popen(
-        [str(Path(py).parent / "gunicorn"), "consoles.wsgi", "--workers", str(WORKERS), "--bind", f"127.0.0.1:{port}",
-         "--log-level", "warning"], cwd=ROOT, env=env,
-    )
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1)  # noqa: S310
-                break
-            except OSError:
-                time.sleep(0.1)
-        base = f"http://127.0.0.1:{port}"
+        url = _fresh_pg_database()
+    else:
+        # Through DATABASE_URL, as deployed: persistent connections (conn_max_age), so
+        # SQLite does not checkpoint its WAL on every request's connection close.
+        url = "sqlite:///" + os.path.join(tempfile.mkdtemp(prefix="bench-flags-"), "ingest.sqlite3")
+    env = server_env(url, settings="bench.flags_settings")
+    migrate(env)
+    token = issue_token(env, slug="bench")
+    with Server(env, workers=WORKERS) as server:
+        base = server.url()
+        pid = server.process.pid
         _load(f"{base}/bench/echo", token, "warm-echo")  # warm both paths up once
         _load(f"{base}/api/v1/flags", token, "warm-flag")
         # Alternate the two, several rounds: on a shared machine the load changes
         # from second to second, and the median of paired ratios is what holds still.
         rounds = []
         for r in range(ROUNDS):
-            bare = _measured(server.pid, lambda r=r: _load(f"{base}/bench/echo", token, f"echo{r}"))
-            flags = _measured(server.pid, lambda r=r: _load(f"{base}/api/v1/flags", token, f"flag{r}"))
+            bare = _measured(pid, lambda r=r: _load(f"{base}/bench/echo", token, f"echo{r}"))
+            flags = _measured(pid, lambda r=r: _load(f"{base}/api/v1/flags", token, f"flag{r}"))
             rounds.append((bare, flags, flags["rps"] / bare["rps"]))
-    finally:
-        server.terminate()
-        try:
-            # Graceful stop lets workers finish; on a loaded machine that can take a while.
-            server.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
     print(f"ingest on {database}: {ROUNDS} rounds of {INGEST_REQUESTS} POSTs each, {CLIENTS} concurrent clients, "
           f"gunicorn {WORKERS} workers; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for n, (bare, flags, ratio) in enumerate(rounds, 1):
@@ -249,9 +214,9 @@ def _populate(
 
 
 def _fresh_pg_database() -> str:
-    name = PG_URL.rsplit("/", 1)[1]
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", name], check=True)
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", name], check=True)
+    from reliability.server import fresh_pg_database
+
+    fresh_pg_database(PG_URL.rsplit("/", 1)[1])
     return PG_URL
 
 
