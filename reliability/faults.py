@@ -46,7 +46,7 @@ def restart(vendor: str, total: int) -> list[Row]:
             return current["server"].url("/api/v1/flags")
 
         try:
-            outcome = post_all(url, token, client_jobs("restart", 4, total))
+            outcome = post_all(url, token, client_jobs("restart", 4, total), on_ack=on_ack)
         finally:
             time.sleep(0.5)
             current["server"].stop()
