@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 python3; do \
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test e2e bench lint migrate demo check-python clean
+.PHONY: install run test e2e bench reliability reliability-quick lint migrate demo check-python clean
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 or newer is required (none found on PATH)"; exit 1; }
@@ -37,6 +37,13 @@ e2e: install
 
 bench: install
 	$(PY) -m bench
+
+# Load, races, fuzzing, faults and the catalogue suites, as one table (docs/reliability.md).
+reliability: install
+	$(PY) -m reliability
+
+reliability-quick: install
+	$(PY) -m reliability --quick
 
 lint: install
 	$(VENV)/bin/ruff check .
