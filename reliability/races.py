@@ -114,10 +114,16 @@ for case in cases:
     queue_enqueue(application=app, case=case, selection_reason="race", actor=None)
 handed = Counter(); conflicts = Counter()
 def curator(user):
-    while True:
+    for _ in range(2000):  # bounded
         entry = queue_claim_next(application=app, user=user)
         if entry is None:
-            return
+            # Nothing free right now; stop only when nothing is left for this curator at all
+            # (another curator may still hold an entry this one must label after them).
+            mine = CaseLabel.objects.filter(reviewer=user).values("case")
+            if not QueueEntry.objects.filter(case__in=cases, state="open").exclude(case__in=mine).exists():
+                return
+            time.sleep(0.02)
+            continue
         handed[(entry.pk, user.pk)] += 1
         try:
             label_submit(application=app, case=entry.case, reviewer=user, label=app.case_labels[0], rationale="race")
@@ -152,7 +158,7 @@ errors = run_all(promote, [(u,) for u in users])
 result["gold"] = {"outcomes": dict(outcomes), "revisions": GoldLabelRevision.objects.filter(case=case).count(),
                   "errors": errors[:3]}
 print(json.dumps(result))
-""".replace("import json, threading", "import json, threading\nfrom collections import Counter")
+""".replace("import json, threading", "import json, threading, time\nfrom collections import Counter")
 
 
 def _flag_decisions(server: Server, slug: str, tokens: dict[str, str]) -> dict:
