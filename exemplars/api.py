@@ -11,6 +11,7 @@ from pydantic import ConfigDict
 
 from consoles.access import Principal
 from consoles.models import Role
+from consoles.schemas import StrictIn
 from feedback.api import ERRORS
 
 from .services import MAX_AXES, MAX_SCORE_TEXT, score
@@ -25,8 +26,7 @@ class AxisEnergyIn(Schema):
     threshold: float = Field(ge=0, le=1, description="The axis flags at p >= threshold.")
 
 
-class ScoreIn(Schema):
-    model_config = ConfigDict(extra="forbid")
+class ScoreIn(StrictIn):  # unknown fields and NUL in text: 422 naming the field
 
     detector: str = Field(min_length=1, max_length=64, description="A detector profile of the application.")
     region: Literal["prompt", "answer"]
