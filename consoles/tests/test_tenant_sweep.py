@@ -55,6 +55,7 @@ OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("sampling", "pk"): _first("sampling.SamplingPlan", "pk"),
     ("teaching", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
     ("teaching", "candidate_id"): _first("teaching.Candidate", "candidate_id"),
+    ("exemplars", "pk"): _first("exemplars.DetectorProfile", "pk"),
     # API path parameters
     ("api", "flag_id"): _first("feedback.Flag", "public_id"),
     ("api", "case_pk"): _first("adjudication.Case", "pk"),
@@ -81,6 +82,8 @@ BODIES: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/flags/{flag_id}/review"): {"status": "rejected", "version": 1},
     ("POST", "/api/v1/cases/{case_pk}/feedback"): {"disposition": "agrees"},
     ("POST", "/api/v1/teaching/proposals/{proposal_id}/decision"): {"decision": "withdraw"},
+    ("POST", "/api/v1/score"): {"detector": "hummingbird", "region": "answer", "text": "t",
+                                "axis_energy": {"hallucination": {"p_detector": 0.3, "threshold": 0.5}}},
 }
 
 
