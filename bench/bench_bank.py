@@ -113,12 +113,12 @@ def main() -> None:
     energies = {axis: (0.3, 0.5) for axis in AXES}
 
     def run(enabled: bool) -> tuple[list[float], int]:
-        settings_row.enabled = enabled
+        BankSettings.objects.filter(pk=settings_row.pk).update(enabled=enabled)
         times, moved = [], 0
         for region, text in queries:
             t0 = time.perf_counter()
             result = services.score(application=app, detector="bench", region=region, text=text,
-                                    axis_energy=energies, bank_settings=settings_row)
+                                    axis_energy=energies)
             times.append(time.perf_counter() - t0)
             moved += any(s.match is not None for s in result.axes.values())
         return times, moved
@@ -151,7 +151,8 @@ def main() -> None:
     score_p95 = p95(enabled) * ms
     print(f"score p95 (bank enabled, {len(AXES)} axes, {QUERIES} queries, {moved} moved an axis): "
           f"{score_p95:.2f} ms (median {sorted(enabled)[len(enabled) // 2] * ms:.2f} ms); target < {TARGET_MS:.0f} ms")
-    print(f"reference: bank disabled (passthrough) p95 {p95(disabled) * ms:.2f} ms; "
+    print(f"reference: bank disabled (passthrough, one database round trip) p95 {p95(disabled) * ms:.2f} ms "
+          f"(median {sorted(disabled)[len(disabled) // 2] * ms:.2f} ms); "
           f"embedding the query alone p95 {p95(embed_times) * ms:.2f} ms")
     shape = f"{region_rows}x{index.vectors.shape[1]}"
     print(f"reference: bare single-threaded mat-vec {shape} (one region, what a score scans) p95 "

@@ -38,7 +38,7 @@ from .bank import (
 )
 from .embedding import Embedder, get_embedder
 from .models import BankBuild, BankSettings, DetectorProfile
-from .selectors import bank_settings_get, profile_get
+from .selectors import ScoreContext, bank_settings_get, score_context
 
 MAX_SCORE_TEXT = 32_000  # characters; longer inputs are refused with 422
 MAX_AXES = 64
@@ -136,8 +136,15 @@ def cache_clear() -> None:
     _cache.clear()
 
 
-def bank_fingerprint(*, profile: DetectorProfile, bank_settings: BankSettings, embedder_id: str) -> str:
-    latest_approved, latest_review = feedback_selectors.approved_set_marker(application=profile.application)
+def bank_fingerprint(
+    *, profile: DetectorProfile, bank_settings: BankSettings, embedder_id: str, marker: tuple | None = None
+) -> str:
+    """What the stored and in-memory banks are checked against on every score:
+    the embedder, the profile, the erasure generation and feedback's marker of
+    the approved set (`marker` when the caller already read it)."""
+    if marker is None:
+        marker = feedback_selectors.approved_set_marker(application=profile.application)
+    latest_approved, latest_review = marker
     key = "|".join([
         embedder_id, str(profile.application_id), str(profile.pk), profile.name, ",".join(sorted(profile.axes)),
         str(bank_settings.generation),
@@ -168,7 +175,9 @@ class BankState:
     seconds: float = 0.0
 
 
-def bank_load(*, profile: DetectorProfile, bank_settings: BankSettings | None = None) -> BankState:
+def bank_load(
+    *, profile: DetectorProfile, bank_settings: BankSettings | None = None, marker: tuple | None = None
+) -> BankState:
     """The profile's current bank: from memory, else from the database, else built.
 
     Built only when the version (embedder + approved set) differs from the
@@ -176,7 +185,7 @@ def bank_load(*, profile: DetectorProfile, bank_settings: BankSettings | None = 
     """
     bank_settings = bank_settings or bank_settings_get(application=profile.application)
     emb = embedder()
-    fingerprint = bank_fingerprint(profile=profile, bank_settings=bank_settings, embedder_id=emb.id)
+    fingerprint = bank_fingerprint(profile=profile, bank_settings=bank_settings, embedder_id=emb.id, marker=marker)
     cached = _cache.get(profile.pk)
     if cached is not None and cached.fingerprint == fingerprint:
         return BankState(cached.index, built=False)
@@ -260,11 +269,12 @@ class ScoreResult:
 
 def _validate(
     application: Application, detector: str, region: str, text: str, axis_energy: dict
-) -> tuple[DetectorProfile, dict[str, tuple[float, float]]]:
+) -> tuple[ScoreContext, dict[str, tuple[float, float]]]:
     errors: dict[str, str] = {}
     # A NUL can never be in a name (PostgreSQL would refuse the query): unknown, not a 500.
     known = isinstance(detector, str) and "\x00" not in detector
-    profile = profile_get(application=application, name=detector) if known else None
+    context = score_context(application=application, name=detector) if known else None
+    profile = context.profile if context else None
     if profile is None:
         errors["detector"] = f"Unknown detector profile {detector!r} for this application."
     if region not in Region.values:
@@ -293,12 +303,12 @@ def _validate(
     if errors:
         first = next(iter(errors))
         raise InvalidInput(f"{first}: {errors[first]}", fields=errors)
-    return profile, energies
+    return context, energies
 
 
 def score(
     *, application: Application, detector: str, region: str, text: str, axis_energy: dict[str, tuple[float, float]],
-    bank_settings: BankSettings | None = None, preview: bool = False,
+    preview: bool = False,
 ) -> ScoreResult:
     """Scores of one input, adjusted by the bank when it is enabled for the application.
 
@@ -307,12 +317,14 @@ def score(
     (flag = p_detector >= threshold). `preview` (the screen's "try it")
     consults the bank even when disabled.
     """
-    profile, energies = _validate(application, detector, region, text, axis_energy)
-    bank_settings = bank_settings or bank_settings_get(application=application)
+    # One database round trip in the common case: profile, settings and the
+    # approved-set marker together (selectors.score_context).
+    context, energies = _validate(application, detector, region, text, axis_energy)
+    profile, bank_settings = context.profile, context.bank_settings
     if not (bank_settings.enabled or preview):
         axes = {axis: detector_only(p, t) for axis, (p, t) in energies.items()}
         return ScoreResult(profile, region, False, bank_settings.tau, None, axes)
-    index = bank_load(profile=profile, bank_settings=bank_settings).index
+    index = bank_load(profile=profile, bank_settings=bank_settings, marker=context.marker).index
     matches = {}
     if index.size and text.strip():
         matches = index.best_matches(embedder().embed([text])[0], region, energies)

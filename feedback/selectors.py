@@ -252,6 +252,22 @@ def unlabelled_capture_count(*, application: Application, cap: int | None = None
 # --- The exemplar bank (read by the exemplars app) ---------------------------------
 
 
+def approved_set_marker_sql(application_id_sql: str = "%s") -> str:
+    """Two scalar subqueries (latest update of an approved flag, latest review)
+    for the application whose id is `application_id_sql`: a parameter
+    placeholder, or a column of an outer query (the score endpoint folds this
+    into its one query). Never user input: table names come from the models.
+    """
+    flags, reviews = Flag._meta.db_table, FlagReview._meta.db_table
+    approved = FlagStatus.APPROVED.value
+    return (
+        f"(SELECT updated_at FROM {flags} WHERE application_id = {application_id_sql} "  # noqa: S608
+        f"AND status = '{approved}' ORDER BY updated_at DESC LIMIT 1), "
+        f"(SELECT created_at FROM {reviews} WHERE application_id = {application_id_sql} "  # noqa: S608
+        "ORDER BY created_at DESC LIMIT 1)"
+    )
+
+
 def approved_set_marker(*, application: Application) -> tuple[object, object]:
     """A cheap marker of the approved set: (latest update of an approved flag,
     latest review decision), two index lookups in one round trip whatever the
@@ -261,19 +277,12 @@ def approved_set_marker(*, application: Application) -> tuple[object, object]:
     review that stamps `updated_at`; it leaves it only through a review (a new
     FlagReview) or a deletion (erasure / retention, which call the erasure
     hooks). So when neither value moved, the approved set did not change.
+    Served by the indexes fb_flag_status_updated and fb_review_app_created;
+    raw SQL because the score endpoint runs it on every call and compiling ORM
+    queries would cost more than running them.
     """
-    # Raw SQL: the score endpoint runs this on every call, and compiling two ORM
-    # queries costs more than running them. Served by fb_flag_status_updated and
-    # fb_review_app_created.
-    # Table names come from the models; every value is a parameter.
-    flags, reviews = Flag._meta.db_table, FlagReview._meta.db_table
-    sql = (
-        f"SELECT (SELECT updated_at FROM {flags} WHERE application_id = %s AND status = %s "  # noqa: S608
-        "ORDER BY updated_at DESC LIMIT 1), "
-        f"(SELECT created_at FROM {reviews} WHERE application_id = %s ORDER BY created_at DESC LIMIT 1)"  # noqa: S608
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [application.pk, FlagStatus.APPROVED, application.pk])
+        cursor.execute("SELECT " + approved_set_marker_sql("%s"), [application.pk, application.pk])
         latest_approved, latest_review = cursor.fetchone()
     return latest_approved, latest_review
 

@@ -203,3 +203,18 @@ def test_settings_and_profiles_are_validated(application):
     with pytest.raises(InvalidInput) as excinfo:
         services.profile_save(application=application, name="has space", axes=["jailbreak"])
     assert "name" in excinfo.value.fields
+
+
+def test_the_score_path_and_the_screen_read_the_same_fingerprint(application, curator, profile, enabled, monkeypatch):
+    # The score folds the marker into its one query; the screen and rebuild_bank read it
+    # alone. Were they to disagree, every score after a rebuild would re-read the approved set.
+    from exemplars.selectors import score_context
+    from feedback.selectors import approved_set_marker
+
+    approved_flag(application, curator, text=DAN)
+    context = score_context(application=application, name="hummingbird")
+    assert context.marker == approved_set_marker(application=application)
+    assert context.marker[0] is not None and context.marker[1] is not None
+    services.bank_rebuild(profile=profile)
+    monkeypatch.setattr(services, "_approved_rows", lambda p: pytest.fail("re-read the approved set"))
+    assert run(application, DAN).axes["jailbreak"].flag is True
