@@ -8,10 +8,10 @@ from typing import Literal
 
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
-from pydantic import ConfigDict
 
 from consoles.access import Principal
 from consoles.models import Role
+from consoles.schemas import StrictIn
 
 from .models import Flag, FlagEvent
 from .selectors import FlagFilters, flag_events, flag_get_by_public_id, flag_page
@@ -34,9 +34,7 @@ class ErrorOut(Schema):
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
-class FlagIn(Schema):
-    model_config = ConfigDict(extra="forbid")
-
+class FlagIn(StrictIn):
     region: Literal["prompt", "answer"] = Field(description="Which message was flagged.")
     problem: str = Field("", max_length=64, description="One of the application's plain-language problems "
                          "(required for a flag, optional for a capture).")
@@ -106,9 +104,7 @@ class FlagListOut(Schema):
     previous_cursor: str | None
 
 
-class ReviewIn(Schema):
-    model_config = ConfigDict(extra="forbid")
-
+class ReviewIn(StrictIn):
     status: Literal["approved", "rejected", "pending", "labelled"] = Field(
         description='"approved" / "rejected" for flags, "labelled" (with `label`) for captures, '
         '"pending" re-opens.'

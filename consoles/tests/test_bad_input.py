@@ -163,18 +163,7 @@ def test_a_wrong_type_in_any_field_is_refused_naming_it(catalogues):
             cat.refused(_replace(cat.valid, path, {"nested": ["wrong", "type"]}), 422, field)
 
 
-# The flag schemas (feedback/api.py: FlagIn, ReviewIn) do not yet derive from
-# consoles.schemas.StrictIn: NUL is stored on SQLite and a 500 on PostgreSQL. The
-# fix is that base class; strict, so this fails as soon as it is in and can go.
-NUL_PENDING = {("POST", "/api/v1/flags"), ("POST", "/api/v1/flags/{flag_id}/review")}
-
-
-@pytest.mark.parametrize("operation", [
-    pytest.param((m, p), id=f"{m} {p}", marks=[pytest.mark.xfail(
-        strict=True, reason="feedback/api.py FlagIn/ReviewIn: derive from consoles.schemas.StrictIn")]
-        if (m, p) in NUL_PENDING else [])
-    for m, p in sorted(VALID)
-])
+@pytest.mark.parametrize("operation", [pytest.param((m, p), id=f"{m} {p}") for m, p in sorted(VALID)])
 def test_nul_in_any_text_field_is_refused_naming_it(catalogues, operation):
     for cat in catalogues:
         if (cat.method, cat.path) != operation:
