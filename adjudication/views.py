@@ -123,10 +123,7 @@ def label(request: HttpRequest, pk: int) -> HttpResponse:
                 rationale=form.cleaned_data["rationale"],
             )
         except DomainError as exc:
-            for field, message in exc.fields.items():
-                form.add_error(field if field in form.fields else None, message)
-            if not exc.fields:
-                form.add_error(None, exc.message)
+            exc.add_to_form(form)
         else:
             messages.success(request, "Label saved. Other curators' labels are now visible.")
             return redirect(_case_url(request, case.pk))

@@ -19,6 +19,12 @@ class DomainError(Exception):
     def as_dict(self) -> dict:
         return {"error": {"code": self.code, "message": self.message, "fields": self.fields}}
 
+    def add_to_form(self, form) -> None:
+        """Show this refusal on a screen's form: each named field's message under that
+        field (under the form when the form has no such field), else the message."""
+        for field, message in (self.fields or {"__all__": self.message}).items():
+            form.add_error(field if field in form.fields else None, message)
+
 
 class NotFound(DomainError):
     status = 404

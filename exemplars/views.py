@@ -148,8 +148,7 @@ def _save_profile(request: HttpRequest, form: ProfileForm, profile: DetectorProf
             saved = services.profile_save(application=request.application, name=form.cleaned_data["name"],
                                           axes=form.cleaned_data["axes"], profile=profile)
         except DomainError as exc:
-            for field, message in (exc.fields or {"__all__": exc.message}).items():
-                form.add_error(field if field in form.fields else None, message)
+            exc.add_to_form(form)
         else:
             messages.success(request, f"Detector profile {saved.name} saved ({', '.join(saved.axes)}).")
             return redirect("exemplars:bank", app_slug=request.application.slug)

@@ -207,10 +207,7 @@ def review(request: HttpRequest, public_id: str) -> HttpResponse:
             context["conflict"] = exc.current
             return render(request, "feedback/queue.html", context, status=409)
         except DomainError as exc:
-            for field, message in exc.fields.items():
-                form.add_error(field if field in form.fields else None, message)
-            if not exc.fields:
-                form.add_error(None, exc.message)
+            exc.add_to_form(form)
         else:
             verb = {"approved": "Approved", "rejected": "Rejected", "pending": "Re-opened",
                     "labelled": "Labelled"}[flag.status]
