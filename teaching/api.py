@@ -145,7 +145,7 @@ def candidate_post(request: HttpRequest, payload: CandidateIn):
     candidate is kept as evidence and cannot be proposed."""
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
-    data = payload.dict(exclude={"application_id"})
+    data = payload.model_dump(exclude={"application_id"})
     candidate, created = services.candidate_submit(
         application=application, data=data, actor=services.Actor.from_principal(principal)
     )
@@ -165,7 +165,7 @@ def eval_cases_post(request: HttpRequest, payload: EvalCasesIn):
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
     result = services.eval_cases_import(
-        application=application, records=[(i + 1, case.dict()) for i, case in enumerate(payload.cases)]
+        application=application, records=[(i + 1, case.model_dump()) for i, case in enumerate(payload.cases)]
     )
     return {"created": result.created, "updated": result.updated, "unchanged": result.unchanged}
 
