@@ -607,3 +607,43 @@ class ErasureRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} on {self.performed_at:%Y-%m-%d}: {self.flags_deleted} flags"
+
+
+# --- Ended days of the history, summed ---------------------------------------
+# Kept by feedback.history: the overview's per-day aggregates of a UTC day that
+# has ended, computed on first read. The history they sum is append-only and
+# written when it happens, so an ended day only changes by erasure, purge or a
+# write dated in the past; those bump the application's epoch and drop its rows.
+
+
+class HistoryEpoch(models.Model):
+    application = models.OneToOneField(Application, on_delete=models.CASCADE, primary_key=True, related_name="+")
+    epoch = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.application_id}: epoch {self.epoch}"
+
+
+class HistoryDay(models.Model):
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+", db_index=False)
+    day = models.DateField()
+    # The application's epoch when this was computed: rows of an older epoch are
+    # never read (a reader that raced an erasure may still write one).
+    epoch = models.PositiveBigIntegerField()
+    transitions = models.JSONField(default=list, help_text="[from_status, to_status, count], ...")
+    decisions = models.JSONField(default=list, help_text="[reviewer id, decisions], ...")
+    approvals = models.JSONField(default=list, help_text="[axis, verdict, approvals], ...")
+    waits = models.BinaryField(default=b"", help_text="Each decision's wait in seconds, ascending, int64 LE.")
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["application", "day", "epoch"],
+                name="%(app_label)s_%(class)s_one_per_day_and_epoch",
+                violation_error_code="history_day_duplicate",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.application_id} {self.day} (epoch {self.epoch})"

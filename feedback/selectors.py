@@ -10,10 +10,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 
+import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from consoles.dbfunctions import UtcDay, as_date, day_bounds
@@ -28,6 +29,7 @@ from .exports import (
     encoded_batches,
     id_set_intersection,
 )
+from .history import history_days
 from .models import (
     AuthorKind,
     CaseFeedback,
@@ -566,10 +568,8 @@ def erasure_record_list(*, application: Application) -> QuerySet[ErasureRecord]:
 
 
 # --- Overview aggregates -------------------------------------------------------
-# Counted and grouped by the database (one query each, over the indexes that
-# start with the application and the timestamp); only per-day rows come back.
-
-DECIDED_STATUSES = (FlagStatus.APPROVED, FlagStatus.REJECTED, FlagStatus.LABELLED)
+# Per-day sums of the history: ended days are summed once and kept, today is
+# summed live (feedback.history); only per-day rows come back to Python.
 
 
 @dataclass(frozen=True)
@@ -577,7 +577,7 @@ class DelayQuantiles:
     """Seconds from a flag's creation to a decision on it, over some decisions."""
 
     count: int
-    quantiles: dict[float, float]  # q -> seconds (percentile_cont: linear interpolation)
+    quantiles: dict[float, float]  # q -> seconds (as percentile_cont: linear interpolation)
 
 
 @dataclass(frozen=True)
@@ -595,51 +595,36 @@ def flag_transitions_by_day(*, application: Application, since: date) -> list[tu
     """(day, from_status, to_status, count) of every flag transition from the UTC day `since` on.
 
     Replayed backwards from a current count, these give the flags in a status
-    at the end of any day (the events are the append-only history). The
-    (application, day, from, to) index hands the rows over already grouped.
+    at the end of any day (the events are the append-only history).
     """
-    rows = (
-        FlagEvent.objects.annotate(day=UtcDay("created_at"))
-        .filter(application=application, day__gte=since)
-        .values("day", "from_status", "to_status")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    return [(as_date(r["day"]), r["from_status"], r["to_status"], r["n"]) for r in rows]
+    last = timezone.now().date()
+    days = history_days(application=application, first=since, last=last, columns=["transitions"])
+    return [(day, a, b, n) for day, sums in days.items() for a, b, n in sums.transitions]
 
 
 def flag_decisions_by_day(*, application: Application, first: date, last: date) -> list[tuple[date, str, int]]:
     """(day, reviewer username, decisions) for approvals, rejections and labels on UTC days first..last."""
-    rows = (
-        FlagReview.objects.annotate(day=UtcDay("created_at"))
-        .filter(application=application, day__gte=first, day__lte=last, to_status__in=DECIDED_STATUSES)
-        .values("day", "reviewer_id")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    rows = list(rows)
-    names = dict(
-        get_user_model().objects.filter(pk__in={r["reviewer_id"] for r in rows}).values_list("pk", "username")
-    )
-    return [(as_date(r["day"]), names.get(r["reviewer_id"], "?"), r["n"]) for r in rows]
+    days = history_days(application=application, first=first, last=last, columns=["decisions"])
+    reviewer_ids = {reviewer for sums in days.values() for reviewer, _ in sums.decisions}
+    names = dict(get_user_model().objects.filter(pk__in=reviewer_ids).values_list("pk", "username"))
+    return [(day, names.get(reviewer, "?"), n) for day, sums in days.items() for reviewer, n in sums.decisions]
 
 
 def flag_approvals_by_axis_verdict(*, application: Application, first: date, last: date) -> list[tuple[str, str, int]]:
     """(axis, verdict, approvals) for the approvals decided on UTC days first..last."""
-    start, end = day_bounds(first, last)
-    rows = (
-        FlagReview.objects.filter(
-            application=application, created_at__gte=start, created_at__lt=end, to_status=FlagStatus.APPROVED
-        )
-        .values("axis", "verdict")
-        .annotate(n=Count("id"))
-        .order_by("axis", "verdict")
-    )
-    return [(r["axis"], r["verdict"], r["n"]) for r in rows]
+    totals: dict[tuple[str, str], int] = {}
+    for sums in history_days(application=application, first=first, last=last, columns=["approvals"]).values():
+        for axis, verdict, n in sums.approvals:
+            totals[axis, verdict] = totals.get((axis, verdict), 0) + n
+    return [(axis, verdict, n) for (axis, verdict), n in sorted(totals.items())]
 
 
 def capture_volume_by_day(*, application: Application, first: date, last: date) -> list[tuple[date, str, str, int]]:
-    """(day, status, capture label, count) of the automated captures created on UTC days first..last."""
+    """(day, status, capture label, count) of the automated captures created on UTC days first..last.
+
+    Grouped by each capture's current status, which changes after its day has
+    ended, so this one is aggregated live (captures are a small share of flags).
+    """
     start, end = day_bounds(first, last)
     rows = (
         Flag.objects.filter(
@@ -657,104 +642,32 @@ def flag_decision_delays(
     *, application: Application, first: date, last: date, quantiles: tuple[float, ...] = (0.5, 0.9)
 ) -> DecisionDelays:
     """Quantiles of the time from a flag's creation to each decision on it on UTC
-    days first..last, per day of decision and over the whole range, computed in
-    the database from the wait each decision carries: the (application, day,
-    wait) index hands each day's waits over in order, with no join to the flags.
+    days first..last, per day of decision and over the whole range.
 
-    PostgreSQL: `percentile_cont` over GROUPING SETS (per day, and overall).
-    SQLite (no percentile function): a window numbers each day's waits in index
-    order, and an ordered query over the range picks the ranks the total count
-    gives; only the rows either side of each quantile's position come back, and
-    the linear interpolation between them (what percentile_cont does) is done
-    here. Both give the same figures (a test holds them to a reference).
+    Each decision keeps its wait (`FlagReview.wait_seconds`); each day's waits
+    come sorted from the day's sums, so a day's quantiles are read at their
+    ranks and the range's come from one merge of the days. Linear interpolation
+    between the closest ranks, exactly as PostgreSQL's percentile_cont (a test
+    holds both to a reference).
     """
     for q in quantiles:
         if not 0 <= q <= 1:
             raise ValueError(f"quantile {q} is outside [0, 1]")
-    # Only decisions carry a wait (a re-opening has none), which is also the
-    # condition of the partial index.
-    inner = (
-        FlagReview.objects.annotate(day=UtcDay("created_at"), wait=F("wait_seconds"))
-        .filter(application=application, day__gte=first, day__lte=last, wait_seconds__isnull=False)
-        .values_list("day", "wait")
-        .order_by()
-    )
-    sql, params = inner.query.sql_with_params()
-    if connection.vendor == "postgresql":
-        return _delays_postgresql(sql, params, quantiles)
-    return _delays_ranked(sql, params, quantiles)
+    days = history_days(application=application, first=first, last=last, columns=["waits"])
+    by_day = {day: _quantiles(sums.waits, quantiles) for day, sums in days.items() if len(sums.waits)}
+    waits = [sums.waits for sums in days.values() if len(sums.waits)]
+    if not waits:
+        return DecisionDelays(overall=DelayQuantiles(count=0, quantiles={}), by_day={})
+    overall = np.sort(np.concatenate(waits), kind="stable")
+    return DecisionDelays(overall=_quantiles(overall, quantiles), by_day=by_day)
 
 
-def _delays_postgresql(inner: str, params: tuple, quantiles: tuple[float, ...]) -> DecisionDelays:
-    seconds = "d.wait"
-    columns = ", ".join(f"percentile_cont({float(q)!r}) WITHIN GROUP (ORDER BY {seconds})" for q in quantiles)
-    # Only constant SQL is interpolated (the quantiles are checked floats); values are parameters.
-    sql = (
-        f"SELECT d.day, GROUPING(d.day), COUNT(*), {columns} FROM ({inner}) d "  # noqa: S608
-        "GROUP BY GROUPING SETS ((d.day), ())"
-    )
-    overall = DelayQuantiles(count=0, quantiles={})
-    by_day: dict[date, DelayQuantiles] = {}
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        for day, is_total, count, *values in cursor.fetchall():
-            figures = DelayQuantiles(
-                count=count, quantiles={q: float(v) for q, v in zip(quantiles, values, strict=True) if v is not None}
-            )
-            if is_total:
-                overall = figures
-            else:
-                by_day[as_date(day)] = figures
-    return DecisionDelays(overall=overall, by_day=by_day)
-
-
-RANKS_PER_STATEMENT = 400
-
-
-def _delays_ranked(inner: str, params: tuple, quantiles: tuple[float, ...]) -> DecisionDelays:
-    def figures(n: int, at: dict[int, float]) -> DelayQuantiles:
-        values = {}
-        for q in quantiles:
-            position = q * (n - 1)
-            low = int(position)
-            high = min(low + 1, n - 1)
-            values[q] = float(at[low] + (at[high] - at[low]) * (position - low))
-        return DelayQuantiles(count=n, quantiles=values)
-
-    def ranks(n: int) -> set[int]:
-        # The row at floor(q * (n - 1)) and the next one, for each quantile (1-based).
-        return {r + 1 for q in quantiles for r in (int(q * (n - 1)), min(int(q * (n - 1)) + 1, n - 1))}
-
-    # Only constant SQL is interpolated below (checked floats, counted placeholders); values are parameters.
-    with connection.cursor() as cursor:
-        # Per day, the index hands each day's waits over in order: counting and
-        # numbering them within the day needs no sort.
-        cursor.execute(f"SELECT d.day, COUNT(*) FROM ({inner}) d GROUP BY d.day", params)  # noqa: S608
-        counts = {day: n for day, n in cursor.fetchall()}
-        wanted = [(day, rank) for day, n in counts.items() for rank in sorted(ranks(n))]
-        per_day: dict[date, tuple[int, dict[int, float]]] = {as_date(day): (n, {}) for day, n in counts.items()}
-        # Each wanted rank is a seek to its day in the (application, day, wait)
-        # index and a walk of `rank` entries: no window, no sort. SQLite takes no
-        # correlated OFFSET, so each rank is its own scalar subquery, a few
-        # hundred to a statement (SQLite compounds at most 500 SELECTs).
-        term = f"SELECT %s, %s, (SELECT d.wait FROM ({inner}) d WHERE d.day = %s ORDER BY d.wait LIMIT 1 OFFSET %s)"  # noqa: S608
-        for start in range(0, len(wanted), RANKS_PER_STATEMENT):
-            chunk = wanted[start : start + RANKS_PER_STATEMENT]
-            cursor.execute(
-                " UNION ALL ".join([term] * len(chunk)),
-                [value for day, rank in chunk for value in (day, rank, *params, day, rank - 1)],
-            )
-            for day, rank, wait in cursor.fetchall():
-                per_day[as_date(day)][1][rank - 1] = wait
-        total = sum(counts.values())
-        overall = DelayQuantiles(count=0, quantiles={})
-        if total:
-            # Over the range: one ordered pass, read at the ranks the total count gives.
-            marks = ", ".join(str(rank) for rank in sorted(ranks(total)))
-            cursor.execute(
-                "SELECT r.rn, r.wait FROM (SELECT d.wait AS wait, ROW_NUMBER() OVER (ORDER BY d.wait) AS rn "  # noqa: S608
-                f"FROM ({inner}) d) r WHERE r.rn IN ({marks})",
-                params,
-            )
-            overall = figures(total, {rn - 1: wait for rn, wait in cursor.fetchall()})
-    return DecisionDelays(overall=overall, by_day={day: figures(n, at) for day, (n, at) in per_day.items()})
+def _quantiles(ordered: np.ndarray, quantiles: tuple[float, ...]) -> DelayQuantiles:
+    n = len(ordered)
+    values = {}
+    for q in quantiles:
+        position = q * (n - 1)
+        low = int(position)
+        high = min(low + 1, n - 1)
+        values[q] = float(ordered[low] + (ordered[high] - ordered[low]) * (position - low))
+    return DelayQuantiles(count=n, quantiles=values)

@@ -34,6 +34,7 @@ from .exports import (
     stage_write,
     write_manifest,
 )
+from .history import history_days_forget, history_written
 from .models import (
     PUBLIC_ID_PREFIX,
     ActorKind,
@@ -118,6 +119,8 @@ def _event(
         kind, user, token = ActorKind.USER, actor.user, None
     else:
         kind, user, token = ActorKind.TOKEN, None, actor.token
+    at = at or timezone.now()
+    history_written(application_id=flag.application_id, at=at)
     # A new event row only: FlagEvent.save() exists to refuse changing an old one.
     return rowsql.insert(FlagEvent(
         application_id=flag.application_id,
@@ -129,7 +132,7 @@ def _event(
         actor_user=user,
         actor_token=token,
         changes=changes or {},
-        created_at=at or timezone.now(),
+        created_at=at,
     ))
 
 
@@ -730,6 +733,7 @@ def _delete_flags(application: Application, pks: list[int]) -> tuple[int, int, i
     """
     if not pks:
         return 0, 0, 0
+    history_days_forget(application_id=application.pk)
     events = FlagEvent.objects.filter(application=application, flag_id__in=pks).erase()
     reviews = FlagReview.objects.filter(application=application, flag_id__in=pks).delete()[0]
     flags = Flag.objects.filter(application=application, pk__in=pks).delete()[1].get(Flag._meta.label, 0)

@@ -96,11 +96,7 @@ def _reference(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
-@pytest.mark.parametrize("ranks_per_statement", [400, 3])  # SQLite splits the ranks over statements
-def test_flag_to_decision_quantiles_match_percentile_cont_per_day_and_overall(
-    application, curator, monkeypatch, ranks_per_statement
-):
-    monkeypatch.setattr("feedback.selectors.RANKS_PER_STATEMENT", ranks_per_statement)
+def test_flag_to_decision_quantiles_match_percentile_cont_per_day_and_overall(application, curator):
     delays = {DAY1: [3600, 7200, 600, 18000, 900], DAY2: [120, 86400, 4000]}
     n = 0
     for day, hours in delays.items():

@@ -1,0 +1,112 @@
+"""Ended days of the history are summed once and kept; whatever changes an ended
+day (erasure, purge, a write dated in the past) makes them be summed again."""
+
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from consoles.democlock import demo_clock
+from consoles.tests.factories import ApiTokenFactory
+from feedback.history import history_days, history_days_forget
+from feedback.models import FlagEvent, HistoryDay, HistoryEpoch
+from feedback.selectors import flag_decision_delays, flag_decisions_by_day, flag_transitions_by_day
+from feedback.services import Actor, flag_review, flag_submit, flags_purge_expired, subject_erase
+
+pytestmark = pytest.mark.django_db
+
+D1 = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+DAY1, DAY2 = D1.date(), D1.date() + timedelta(days=1)
+FIRST, LAST = date(2026, 11, 1), date(2026, 11, 20)
+
+
+def _flag(application, n: int, at: datetime, session: str = "s"):
+    actor = Actor(token=ApiTokenFactory(application=application))
+    return flag_submit(application=application, actor=actor, region="answer", message_id=f"m{n}", at=at,
+                       problem="fabricated", session_id=session).flag
+
+
+def _decide(flag, user, at: datetime, status: str = "approved"):
+    with demo_clock(at):
+        return flag_review(flag=flag, reviewer=user, status=status, version=flag.version)
+
+
+@pytest.fixture
+def history(application, curator):
+    """Two flags on day 1 (different subjects), both approved on day 2."""
+    for n, session in ((1, "keep"), (2, "erase-me")):
+        _decide(_flag(application, n, D1 + timedelta(hours=n), session=session), curator, D1 + timedelta(days=1))
+    return application
+
+
+def _transitions(application) -> list:
+    return sorted(flag_transitions_by_day(application=application, since=FIRST))
+
+
+def test_an_ended_day_is_summed_once_then_read_back(history, django_assert_num_queries):
+    first_read = _transitions(history)
+    assert first_read == [(DAY1, "", "pending", 2), (DAY2, "pending", "approved", 2)]
+    # Every day of the range has ended: one row each, empty days included.
+    assert HistoryDay.objects.filter(application=history).count() == (timezone.now().date() - FIRST).days
+    # Behind the services' back (no service deletes a single event): the stored
+    # sums are what is read, with no aggregate over the events.
+    one = FlagEvent.objects.filter(application=history, to_status="approved").first()
+    FlagEvent.objects.filter(pk=one.pk).erase()
+    with django_assert_num_queries(2):  # the stored days, and today live
+        assert _transitions(history) == first_read
+    history_days_forget(application_id=history.pk)
+    assert _transitions(history) == [(DAY1, "", "pending", 2), (DAY2, "pending", "approved", 1)]
+
+
+def test_erasing_a_subject_changes_the_days_it_was_in(history, curator):
+    assert sorted(flag_decisions_by_day(application=history, first=FIRST, last=LAST)) == [(DAY2, "cora", 2)]
+    subject_erase(application=history, session_id="erase-me", requested_by="dpo")
+    assert sorted(flag_decisions_by_day(application=history, first=FIRST, last=LAST)) == [(DAY2, "cora", 1)]
+    assert _transitions(history) == [(DAY1, "", "pending", 1), (DAY2, "pending", "approved", 1)]
+
+
+def test_the_retention_purge_changes_the_days_it_emptied(history):
+    assert flag_decision_delays(application=history, first=FIRST, last=LAST).overall.count == 2
+    history.retention_days = 1
+    history.save(update_fields=["retention_days"])
+    flags_purge_expired()
+    assert flag_decision_delays(application=history, first=FIRST, last=LAST).overall.count == 0
+    assert _transitions(history) == []
+
+
+def test_a_write_dated_on_an_ended_day_is_counted(history):
+    _transitions(history)
+    _flag(history, 3, D1 + timedelta(hours=5))  # an import keeping its original time
+    assert _transitions(history) == [(DAY1, "", "pending", 3), (DAY2, "pending", "approved", 2)]
+
+
+def test_today_is_summed_live_and_never_stored(application, curator):
+    today = timezone.now().date()
+    flag_transitions_by_day(application=application, since=FIRST)
+    _flag(application, 1, timezone.now())
+    assert sorted(flag_transitions_by_day(application=application, since=FIRST)) == [(today, "", "pending", 1)]
+    assert not HistoryDay.objects.filter(application=application, day=today).exists()
+
+
+def test_a_row_summed_under_an_older_epoch_is_never_read(history):
+    expected = _transitions(history)
+    stale_epoch = HistoryEpoch.objects.get(application=history).epoch
+    history_days_forget(application_id=history.pk)
+    # A viewer that was summing while an erasure committed writes its row late.
+    HistoryDay.objects.create(application=history, day=DAY1, epoch=stale_epoch, computed_at=timezone.now(),
+                              transitions=[["", "pending", 999]])
+    assert _transitions(history) == expected
+    assert history_days(application=history, first=DAY1, last=DAY1)[DAY1].transitions == [("", "pending", 2)]
+
+
+def test_another_applications_days_are_kept_apart(history, curator):
+    from consoles.tests.factories import ApplicationFactory
+
+    other = ApplicationFactory(slug="other")
+    _decide(_flag(other, 9, D1), curator, D1 + timedelta(hours=1), status="rejected")
+    _transitions(history)
+    subject_erase(application=other, session_id="s", requested_by="dpo")
+    # The other application's erasure leaves this one's stored days in place.
+    assert HistoryDay.objects.filter(application=history).exists()
+    assert not HistoryDay.objects.filter(application=other).exists()
+    assert _transitions(history) == [(DAY1, "", "pending", 2), (DAY2, "pending", "approved", 2)]
