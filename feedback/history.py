@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
 import numpy as np
+from django.db import connection, transaction
 from django.db.models import CharField, Count, F, StringAgg, Subquery, Value
 from django.db.models.functions import Cast, Coalesce
 from django.utils import timezone
@@ -115,11 +116,22 @@ def _ended_days(application: Application, first: date, last: date, columns: tupl
                 transitions=[list(t) for t in day_sums.transitions],
                 decisions=[list(d) for d in day_sums.decisions],
                 approvals=[list(a) for a in day_sums.approvals],
-                waits=day_sums.waits.astype(WAIT_DTYPE).tobytes(),
+                waits=_pack_waits(day_sums.waits),
             ))
+        _store(rows)
+    return sums
+
+
+def _store(rows: list[HistoryDay]) -> None:
+    own_transaction = not connection.in_atomic_block
+    with transaction.atomic():
+        if own_transaction and connection.vendor == "postgresql":
+            # Derived data, summed again if lost: not worth waiting for the WAL
+            # flush (most of the first view's time on PostgreSQL otherwise).
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL synchronous_commit TO OFF")
         # Another viewer may have stored the same days meanwhile: theirs are the same sums.
         HistoryDay.objects.bulk_create(rows, batch_size=200, ignore_conflicts=True)
-    return sums
 
 
 def _from_row(row: dict) -> DaySums:
@@ -131,8 +143,24 @@ def _from_row(row: dict) -> DaySums:
     if "approvals" in row:
         sums.approvals = [tuple(a) for a in row["approvals"]]
     if "waits" in row:
-        sums.waits = np.frombuffer(bytes(row["waits"]), dtype=WAIT_DTYPE)
+        sums.waits = _unpack_waits(bytes(row["waits"]))
     return sums
+
+
+def _pack_waits(waits: np.ndarray) -> bytes:
+    """One byte of width, then the waits as unsigned little-endian integers of
+    that width: 4 bytes hold 136 years. Half of int64, and PostgreSQL stores
+    (and compresses) the narrower value about ten times faster."""
+    if not len(waits):
+        return b""
+    width = 4 if int(waits.max()) <= 0xFFFFFFFF else 8
+    return bytes([width]) + waits.astype(f"<u{width}").tobytes()
+
+
+def _unpack_waits(blob: bytes) -> np.ndarray:
+    if not blob:
+        return np.empty(0, WAIT_DTYPE)
+    return np.frombuffer(blob, dtype=f"<u{blob[0]}", offset=1).astype(WAIT_DTYPE)
 
 
 def _days(first: date, last: date) -> list[date]:

@@ -633,7 +633,10 @@ class HistoryDay(models.Model):
     transitions = models.JSONField(default=list, help_text="[from_status, to_status, count], ...")
     decisions = models.JSONField(default=list, help_text="[reviewer id, decisions], ...")
     approvals = models.JSONField(default=list, help_text="[axis, verdict, approvals], ...")
-    waits = models.BinaryField(default=b"", help_text="Each decision's wait in seconds, ascending, int64 LE.")
+    waits = models.BinaryField(
+        default=b"",
+        help_text="Each decision's wait in seconds, ascending: a width byte (4 or 8), then unsigned LE integers.",
+    )
     computed_at = models.DateTimeField()
 
     class Meta:

@@ -28,7 +28,7 @@ class Migration(migrations.Migration):
                 ('transitions', models.JSONField(default=list, help_text='[from_status, to_status, count], ...')),
                 ('decisions', models.JSONField(default=list, help_text='[reviewer id, decisions], ...')),
                 ('approvals', models.JSONField(default=list, help_text='[axis, verdict, approvals], ...')),
-                ('waits', models.BinaryField(default=b'', help_text="Each decision's wait in seconds, ascending, int64 LE.")),
+                ('waits', models.BinaryField(default=b'', help_text="Each decision's wait in seconds, ascending: a width byte (4 or 8), then unsigned LE integers.")),
                 ('computed_at', models.DateTimeField()),
                 ('application', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='consoles.application')),
             ],

@@ -110,3 +110,14 @@ def test_another_applications_days_are_kept_apart(history, curator):
     assert HistoryDay.objects.filter(application=history).exists()
     assert not HistoryDay.objects.filter(application=other).exists()
     assert _transitions(history) == [(DAY1, "", "pending", 2), (DAY2, "pending", "approved", 2)]
+
+
+@pytest.mark.parametrize("waits", [[], [0, 5, 3600], [0, 2**32 - 1], [7, 2**32, 2**40]])
+def test_stored_waits_read_back_exactly(waits):
+    import numpy as np
+
+    from feedback.history import _pack_waits, _unpack_waits
+
+    packed = _pack_waits(np.asarray(waits, dtype=np.int64))
+    assert _unpack_waits(packed).tolist() == waits
+    assert len(packed) == (0 if not waits else 1 + len(waits) * (4 if max(waits) < 2**32 else 8))
