@@ -90,6 +90,22 @@ def history_days(
     return {day: s for day, s in sorted(sums.items()) if _has_data(s)}
 
 
+def history_days_sum(*, application: Application, days: int) -> tuple[int, int]:
+    """Sum and store the ended days among the last `days` UTC days (cron runs it
+    after midnight, so no lead's first view of the day waits for them).
+    Returns (days summed now, days that were stored already)."""
+    live = _first_live_day(timezone.now())
+    first, last = live - timedelta(days=days), live - timedelta(days=1)
+    current = _current_epoch(application)
+    before = HistoryDay.objects.filter(application=application, epoch=current, day__gte=first, day__lte=last).count()
+    _ended_days(application, first, last, columns=("transitions",))
+    return days - before, before
+
+
+def _current_epoch(application: Application) -> int:
+    return HistoryEpoch.objects.filter(application=application).values_list("epoch", flat=True).first() or 0
+
+
 def _has_data(sums: DaySums) -> bool:
     return bool(sums.transitions or sums.decisions or sums.approvals or len(sums.waits))
 
@@ -104,7 +120,7 @@ def _ended_days(application: Application, first: date, last: date, columns: tupl
     if missing:
         # Read before summing: if an erasure commits meanwhile, these rows carry
         # the epoch it left behind, and are never read.
-        epoch = HistoryEpoch.objects.filter(application=application).values_list("epoch", flat=True).first() or 0
+        epoch = _current_epoch(application)
         computed = _compute(application, missing[0], missing[-1], COLUMNS)
         now = timezone.now()
         rows = []

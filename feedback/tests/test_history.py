@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from consoles.democlock import demo_clock
 from consoles.tests.factories import ApiTokenFactory
-from feedback.history import history_days, history_days_forget
+from feedback.history import SETTLE, history_days, history_days_forget
 from feedback.models import FlagEvent, HistoryDay, HistoryEpoch
 from feedback.selectors import flag_decision_delays, flag_decisions_by_day, flag_transitions_by_day
 from feedback.services import Actor, flag_review, flag_submit, flags_purge_expired, subject_erase
@@ -47,7 +47,8 @@ def test_an_ended_day_is_summed_once_then_read_back(history, django_assert_num_q
     first_read = _transitions(history)
     assert first_read == [(DAY1, "", "pending", 2), (DAY2, "pending", "approved", 2)]
     # Every day of the range has ended: one row each, empty days included.
-    assert HistoryDay.objects.filter(application=history).count() == (timezone.now().date() - FIRST).days
+    first_live_day = (timezone.now() - SETTLE).date()
+    assert HistoryDay.objects.filter(application=history).count() == (first_live_day - FIRST).days
     # Behind the services' back (no service deletes a single event): the stored
     # sums are what is read, with no aggregate over the events.
     one = FlagEvent.objects.filter(application=history, to_status="approved").first()
@@ -121,3 +122,35 @@ def test_stored_waits_read_back_exactly(waits):
     packed = _pack_waits(np.asarray(waits, dtype=np.int64))
     assert _unpack_waits(packed).tolist() == waits
     assert len(packed) == (0 if not waits else 1 + len(waits) * (4 if max(waits) < 2**32 else 8))
+
+
+def test_the_cron_command_sums_the_ended_days_once(history):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("sum_history", "--application", history.slug, "--days", "5", stdout=out)
+    assert out.getvalue().strip() == f"{history.slug}: 5 days summed, 0 already stored"
+    assert HistoryDay.objects.filter(application=history).count() == 5
+    out = StringIO()
+    call_command("sum_history", "--days", "5", "--json", stdout=out)
+    assert '"summed": 0, "stored": 5' in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--application", "nope"], "Unknown application 'nope'."),
+        (["--days", "0"], "--days must be between 1 and 366, not 0."),
+        (["--days", "400"], "--days must be between 1 and 366, not 400."),
+    ],
+)
+def test_the_cron_command_refuses_bad_input_with_one_line_and_exit_2(history, args, message):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError) as raised:
+        call_command("sum_history", *args)
+    assert raised.value.returncode == 2 and str(raised.value) == message
+    assert not HistoryDay.objects.exists()
