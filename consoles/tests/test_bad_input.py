@@ -54,27 +54,25 @@ def test_every_write_operation_has_a_valid_body_in_the_catalogue():
     assert {(m, p) for m, p, _ in write_operations()} == set(VALID)
 
 
-def _string_paths(node: object, path: tuple = ()) -> Iterator[tuple]:
-    """Where the body holds a string (dict keys and list indexes)."""
-    if isinstance(node, str):
-        yield path
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            yield from _string_paths(value, (*path, key))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _string_paths(value, (*path, i))
-
-
-def _leaf_paths(node: object, path: tuple = ()) -> Iterator[tuple]:
+def _leaves(node: object, path: tuple = ()) -> Iterator[tuple[tuple, object]]:
+    """(path, value) of every leaf of the body (dict keys and list indexes)."""
     if isinstance(node, dict):
         for key, value in node.items():
-            yield from _leaf_paths(value, (*path, key))
+            yield from _leaves(value, (*path, key))
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _leaf_paths(value, (*path, i))
+            yield from _leaves(value, (*path, i))
     elif path:
-        yield path
+        yield path, node
+
+
+def _leaf_paths(node: object) -> Iterator[tuple]:
+    return (path for path, _ in _leaves(node))
+
+
+def _string_paths(node: object) -> Iterator[tuple]:
+    """Where the body holds a string."""
+    return (path for path, value in _leaves(node) if isinstance(value, str))
 
 
 def _replace(body: dict, path: tuple, value: object) -> dict:
