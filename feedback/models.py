@@ -62,8 +62,11 @@ class ActorKind(models.TextChoices):
 
 
 class Flag(models.Model):
+    # Every index is written on each ingested flag, so none is redundant: the
+    # application's foreign key is served by the composite indexes it leads, and
+    # the nullable user keys by partial indexes that rows without a user skip.
     public_id = models.CharField(max_length=19, unique=True, editable=False)
-    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="flags")
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="flags", db_index=False)
     region = models.CharField(max_length=8, choices=Region.choices)
     # Blank only for captures, which the runtime posts without a user's problem.
     problem = models.CharField(max_length=64, blank=True)
@@ -85,7 +88,7 @@ class Flag(models.Model):
 
     author_kind = models.CharField(max_length=10, choices=AuthorKind.choices)
     author_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.RESTRICT, related_name="+", db_index=False
     )
     author_token = models.ForeignKey(
         ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -106,7 +109,7 @@ class Flag(models.Model):
 
     # Soft claim while a curator has the flag open, so "next" skips it for others.
     claimed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
     claimed_until = models.DateTimeField(null=True, blank=True)
 
@@ -248,7 +251,9 @@ class Flag(models.Model):
             models.Index(fields=["application", "updated_at", "id"], name="fb_flag_app_updated"),
             # The exemplar bank's per-score check: the latest approved change, one index lookup.
             models.Index(fields=["application", "status", "updated_at"], name="fb_flag_status_updated"),
-            models.Index(fields=["updated_at"], name="fb_flag_updated"),
+            # A deleted user's rows, found without a scan; rows with no user skip them.
+            models.Index(fields=["author_user"], condition=Q(author_user__isnull=False), name="fb_flag_author_user"),
+            models.Index(fields=["claimed_by"], condition=Q(claimed_by__isnull=False), name="fb_flag_claimed_by"),
         ]
 
     def __str__(self) -> str:
@@ -344,14 +349,17 @@ class AppendOnlyQuerySet(models.QuerySet):
 class FlagEvent(models.Model):
     """An append-only record of one transition: who, when, from, to, what."""
 
-    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
-    flag = models.ForeignKey(Flag, on_delete=models.CASCADE, related_name="events")
+    # Foreign keys served by the composite indexes they lead (fb_event_app_created,
+    # fb_event_flag), and the user by a partial one: an ingested flag's event
+    # writes no index it does not need.
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+", db_index=False)
+    flag = models.ForeignKey(Flag, on_delete=models.CASCADE, related_name="events", db_index=False)
     action = models.CharField(max_length=10, choices=EventAction.choices)
     from_status = models.CharField(max_length=10, choices=FlagStatus.choices, blank=True)
     to_status = models.CharField(max_length=10, choices=FlagStatus.choices)
     actor_kind = models.CharField(max_length=6, choices=ActorKind.choices)
     actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.RESTRICT, related_name="+", db_index=False
     )
     actor_token = models.ForeignKey(
         ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -386,6 +394,7 @@ class FlagEvent(models.Model):
             # The overview's backlog: transitions per UTC day, grouped in index order.
             models.Index(F("application"), UtcDay("created_at"), F("from_status"), F("to_status"),
                          name="fb_event_app_day_transition"),
+            models.Index(fields=["actor_user"], condition=Q(actor_user__isnull=False), name="fb_event_actor_user"),
         ]
 
     def __str__(self) -> str:

@@ -82,3 +82,56 @@ def test_weight_is_between_zero_and_one(application):
     flag = FlagFactory.build(application=application, weight=1.5)
     flag.author_token.save()
     _violates(flag, "weight_range")
+
+
+# --- The indexes an ingested flag writes ------------------------------------------
+# Each flag and its `created` event update every index of their tables, so an
+# index that another one already serves only costs ingest time.
+
+INGEST_TABLES = ["feedback_flag", "feedback_flagevent"]
+
+
+def _indexes(table: str) -> dict[str, dict]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        constraints = connection.introspection.get_constraints(cursor, table)
+    return {name: info for name, info in constraints.items() if info["index"] and not info["primary_key"]}
+
+
+def _index_definitions(table: str) -> dict[str, str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = %s", [table])
+        else:
+            cursor.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = %s", [table])
+        return {name: definition or "" for name, definition in cursor.fetchall()}
+
+
+@pytest.mark.parametrize("table", INGEST_TABLES)
+def test_no_ingest_index_is_served_by_another(table):
+    indexes = _indexes(table)
+    definitions = _index_definitions(table)
+    plain = {name: info["columns"] for name, info in indexes.items()
+             if not info["unique"] and None not in info["columns"] and " WHERE " not in definitions.get(name, "")}
+    for name, columns in plain.items():
+        served_by = [other for other, other_columns in plain.items()
+                     if other != name and other_columns[: len(columns)] == columns]
+        assert not served_by, f"{table}.{name} {columns} is a prefix of {served_by}: a redundant index on every ingest"
+
+
+@pytest.mark.parametrize(
+    ("table", "column"),
+    [("feedback_flag", "author_user_id"), ("feedback_flag", "claimed_by_id"), ("feedback_flagevent", "actor_user_id")],
+)
+def test_user_keys_are_indexed_only_where_set(table, column):
+    """A deleted user's rows are found by index, and a row with no user (every
+    flag an integration posts) writes nothing to it."""
+    definitions = _index_definitions(table)
+    on_column = {name: info for name, info in _indexes(table).items() if info["columns"] == [column]}
+    assert on_column, f"{table}.{column} has no index"
+    for name in on_column:
+        definition = "".join(c for c in definitions[name] if c not in '()"')
+        assert f"WHERE {column} IS NOT NULL" in definition, definitions[name]
