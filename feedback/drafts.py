@@ -23,7 +23,9 @@ from typing import Any
 
 import yaml
 
-from .exports import ExportPathError, atomic_write, iso_utc
+from consoles.files import ExportPathError, atomic_write
+
+from .exports import iso_utc
 
 PROVENANCE_SOURCE = "review-queue"
 JUDGEMENT = "single-reviewer"

@@ -21,18 +21,16 @@ from django.utils import timezone
 
 from consoles import rowsql
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
+from consoles.files import check_writable, stage_write, write_manifest
 from consoles.models import ApiToken, Application
 
 from .drafts import render_drafts, write_drafts
 from .exports import (
     EXPORT_FIELDS,
     ExportTally,
-    check_writable,
     encode_id_set,
     iso_utc,
     jsonl_chunks,
-    stage_write,
-    write_manifest,
 )
 from .history import history_days_forget, history_written
 from .models import (

@@ -3,11 +3,11 @@ event rows in that same transaction; nothing here ever updates or deletes a corp
 entry, a decision or an event.
 """
 
-import os
+import hashlib
 import re
-import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
+from consoles.files import check_export_target, stage_write, write_manifest
 from consoles.models import ApiToken, Application, Membership, Role
 
 from . import selectors
@@ -548,21 +549,32 @@ def corpus_supersede(
 
 
 def corpus_export(*, application: Application, out: Path) -> int:
-    """Write the active corpus as JSONL atomically (temp file, then rename); returns lines."""
-    out = Path(out)
-    if not out.parent.is_dir():
-        raise InvalidInput(f"No such directory: {out.parent}", fields={"out": "directory does not exist"})
+    """Write the active corpus as JSONL, atomically, with a manifest beside it; returns lines.
+
+    `out` may replace an earlier export (known by its manifest), never another
+    file or a symbolic link: a mistyped `--out` cannot overwrite settings or a
+    dataset. Refused targets are refused before anything is read or written.
+    """
+    out = check_export_target(Path(out))
     lines = 0
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            for line in selectors.corpus_active_jsonl(application=application):
-                fh.write(line)
-                lines += 1
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    digest = hashlib.sha256()
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal lines
+        for line in selectors.corpus_active_jsonl(application=application):
+            data = line.encode()
+            digest.update(data)
+            lines += 1
+            yield data
+
+    staged = stage_write(out, chunks())
+    staged.commit()
+    write_manifest(out, {
+        "kind": "teaching_corpus",
+        "application": application.slug,
+        "entries": lines,
+        "bytes": staged.size,
+        "sha256": digest.hexdigest(),
+        "written_at": timezone.now().astimezone(UTC).isoformat(timespec="seconds"),
+    })
     return lines

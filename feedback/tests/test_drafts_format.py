@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from consoles.files import ExportPathError
 from feedback.drafts import DRAFT_KINDS, DRAFT_MARKER, ReviewedItem, render_drafts, write_drafts
-from feedback.exports import ExportPathError
 
 DECIDED = datetime(2026, 7, 8, 9, 30, 5, 999, tzinfo=UTC)
 

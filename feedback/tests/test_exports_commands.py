@@ -7,8 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError
 
+from consoles.files import read_manifest
 from feedback import services
-from feedback.exports import read_manifest
 from feedback.models import ErasureRecord, ExportManifest, Flag
 from feedback.services import flag_review
 

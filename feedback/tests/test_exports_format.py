@@ -7,20 +7,22 @@ from pathlib import Path
 
 import pytest
 
+from consoles.files import (
+    ExportPathError,
+    atomic_write,
+    manifest_path,
+    read_manifest,
+    write_manifest,
+)
 from feedback.exports import (
     EXPORT_FIELDS,
-    ExportPathError,
     ExportTally,
-    atomic_write,
     decode_id_set,
     encode_id_set,
     encoded_batches,
     export_line,
     id_set_intersection,
     jsonl_chunks,
-    manifest_path,
-    read_manifest,
-    write_manifest,
 )
 
 CREATED = datetime(2026, 6, 26, 10, 14, 33, 123456, tzinfo=UTC)

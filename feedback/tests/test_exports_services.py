@@ -10,9 +10,10 @@ from django.db import DatabaseError, connection
 from django.utils import timezone
 
 from consoles.errors import InvalidInput
+from consoles.files import ExportPathError, read_manifest
 from consoles.tests.factories import ApplicationFactory, UserFactory
 from feedback import services
-from feedback.exports import EXPORT_FIELDS, ExportPathError, decode_id_set, read_manifest
+from feedback.exports import EXPORT_FIELDS, decode_id_set
 from feedback.models import ErasureRecord, ExportKind, ExportManifest, Flag, FlagEvent, FlagReview
 from feedback.selectors import FlagFilters
 from feedback.services import (

@@ -125,4 +125,10 @@ def test_export_and_supersede(world, operator, tmp_path):
     )
     run("export", "--out", str(out), "--app", "acme")
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [second.pk]
-    assert "No such directory" in fails("export", "--out", str(tmp_path / "no" / "x.jsonl"), "--app", "acme")
+    assert "does not exist" in fails("export", "--out", str(tmp_path / "no" / "x.jsonl"), "--app", "acme")
+    # Only an earlier export is replaced: any other file is refused, one line, untouched.
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    message = fails("export", "--out", str(notes), "--app", "acme")
+    assert "is not an export" in message and "\n" not in message.strip()
+    assert notes.read_text() == "mine\n"

@@ -1,3 +1,4 @@
+import hashlib
 import json
 
 import pytest
@@ -5,6 +6,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from consoles.errors import Conflict, InvalidInput, NotFound, PermissionDeniedError
+from consoles.files import ExportPathError, read_manifest
 from consoles.models import ApiToken, Role
 from consoles.tests.factories import ApplicationFactory, MembershipFactory, application_token
 from teaching import selectors
@@ -316,14 +318,39 @@ def test_supersession_is_sealed_per_application(world, operator):
         corpus_supersede(application=world, entry_id=mine.pk, superseded_by_id=foreign.pk, operator=operator)
 
 
-def test_export_writes_the_active_corpus_atomically(world, tmp_path):
+def test_export_writes_the_active_corpus_atomically_with_its_manifest(world, operator, tmp_path):
     out = tmp_path / "corpus.jsonl"
-    out.write_text("old content")
     assert corpus_export(application=world, out=out) == 2
     assert out.read_bytes() == corpus_bytes(world)
-    assert [p.name for p in tmp_path.iterdir()] == ["corpus.jsonl"]  # no temp file left
-    with pytest.raises(InvalidInput):
+    manifest = read_manifest(out)
+    assert manifest["kind"] == "teaching_corpus"
+    assert manifest["application"] == world.slug
+    assert manifest["entries"] == 2
+    assert manifest["sha256"] == hashlib.sha256(corpus_bytes(world)).hexdigest()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "corpus.jsonl.manifest.json"]  # no temp file
+    assert out.stat().st_mode & 0o777 == 0o600  # end users' text: owner-readable only
+    # An earlier export is replaced whole.
+    first, second = CorpusEntry.objects.filter(application=world).order_by("id")
+    corpus_supersede(application=world, entry_id=first.pk, superseded_by_id=second.pk, operator=operator)
+    assert corpus_export(application=world, out=out) == 1
+    assert out.read_bytes() == corpus_bytes(world)
+    assert read_manifest(out)["entries"] == 1
+
+
+def test_export_never_overwrites_a_file_that_is_not_an_export(world, tmp_path):
+    precious = tmp_path / "settings.py"
+    precious.write_text("SECRET = 1\n")
+    with pytest.raises(ExportPathError, match="is not an export"):
+        corpus_export(application=world, out=precious)
+    assert precious.read_text() == "SECRET = 1\n"
+    link = tmp_path / "corpus.jsonl"
+    link.symlink_to(precious)
+    with pytest.raises(ExportPathError, match="symbolic link"):
+        corpus_export(application=world, out=link)
+    assert precious.read_text() == "SECRET = 1\n"
+    with pytest.raises(ExportPathError, match="does not exist"):
         corpus_export(application=world, out=tmp_path / "missing" / "x.jsonl")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "settings.py"]
 
 
 # --- eval cases -----------------------------------------------------------------------------

@@ -8,9 +8,9 @@ from django.core.management.base import CommandError
 from django.db import DatabaseError
 
 from consoles.errors import InvalidInput
+from consoles.files import check_export_target, manifest_path
 from consoles.management.base import DomainCommand
 from consoles.selectors import application_get
-from feedback.exports import check_export_target, manifest_path
 from feedback.services import export_manifest_document, flags_export_file
 
 from ..exports_cli import add_filter_arguments, filters_from_options, operator_name

@@ -6,7 +6,8 @@
     proposals [--state STATE] [--json]     default: pending
     review PROPOSAL_ID --accept|--reject|--withdraw --operator USERNAME [--note ...]
     supersede ENTRY_ID --by ENTRY_ID --operator USERNAME [--note ...]
-    export --out PATH                      the active corpus as JSONL (atomic)
+    export --out PATH                      the active corpus as JSONL (atomic, with a manifest;
+                                           replaces only an earlier export)
 
 Bad input is one line on stderr and exit status 2; nothing is written then.
 """
