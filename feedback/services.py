@@ -163,7 +163,7 @@ def _scores(value: Any, application: Application, errors: dict[str, str]) -> dic
     return scores
 
 
-def flag_submit(
+def flag_prepare(
     *,
     application: Application,
     actor: Actor,
@@ -179,13 +179,11 @@ def flag_submit(
     end_user_ref: str = "",
     capture_reason: str = "",
     at: datetime | None = None,
-) -> FlagSubmission:
-    """Record a flag (or, with `capture_reason`, an automated capture).
-
-    Idempotent: the same (application, message_id, region) again returns the
-    existing row with `created=False` and writes nothing. A capture is accepted
-    only when the application opted in for that reason; at the application's
-    capacity the oldest pending capture is dropped (seed 003), never a user flag.
+) -> Flag:
+    """Check a flag (or, with `capture_reason`, an automated capture) and build its
+    row, unsaved: everything `flag_submit` does before it writes. Raises
+    `InvalidInput` naming each bad field, or `PermissionDeniedError` while
+    capture is off for that reason.
     """
     errors: dict[str, str] = {}
     if region not in Region.values:
@@ -229,7 +227,7 @@ def flag_submit(
     suggested = application.problem_axis_map.get(problem, "")
     # `at` lets imports and the demo keep the original time; clients never set it.
     now = at or timezone.now()
-    flag = Flag(
+    return Flag(
         public_id=flag_public_id(application=application, message_id=message_id, region=region,
                                  capture=is_capture),
         application=application,
@@ -250,6 +248,19 @@ def flag_submit(
         updated_at=now,
         **texts,
     )
+
+
+def flag_submit(*, application: Application, actor: Actor, **fields: Any) -> FlagSubmission:
+    """Record a flag (or, with `capture_reason`, an automated capture); the fields
+    are `flag_prepare`'s, and so are the errors.
+
+    Idempotent: the same (application, message_id, region) again returns the
+    existing row with `created=False` and writes nothing. A capture is accepted
+    only when the application opted in for that reason; at the application's
+    capacity the oldest pending capture is dropped (seed 003), never a user flag.
+    """
+    flag = flag_prepare(application=application, actor=actor, **fields)
+    is_capture, now = flag.is_capture, flag.created_at
     try:
         with transaction.atomic():
             dropped = _make_room_for_capture(application, now) if is_capture else []
@@ -262,7 +273,7 @@ def flag_submit(
         # The insert is the duplicate check (the unique constraint on application,
         # message and region), which saves a query on every new flag; an earlier
         # or concurrent post of the same message answers with its flag.
-        existing = _existing(application, message_id, region, is_capture)
+        existing = _existing(application, flag.message_id, flag.region, is_capture)
         if existing is None:
             raise
         return FlagSubmission(flag=existing, created=False)

@@ -8,7 +8,7 @@ from consoles.models import ApiToken
 from consoles.tests.factories import application_token
 from feedback.models import AuthorKind, EventAction, Flag, FlagEvent, FlagReview, FlagStatus
 from feedback.selectors import flag_next_pending
-from feedback.services import Actor, flag_bulk_reject, flag_claim, flag_review, flag_submit
+from feedback.services import Actor, flag_bulk_reject, flag_claim, flag_prepare, flag_review, flag_submit
 
 from .factories import CaptureFactory, FlagFactory
 
@@ -76,6 +76,19 @@ def test_bad_input_names_the_field_and_writes_nothing(application, integration, 
         _submit(application, integration, **overrides)
     assert field in exc.value.fields
     assert not Flag.objects.exists() and not FlagEvent.objects.exists()
+
+
+def test_prepare_checks_and_builds_the_row_that_submit_stores(application, integration, django_assert_num_queries):
+    fields = dict(region="answer", problem="fabricated", prompt="Who won?", message_id=" msg_42 ")
+    with django_assert_num_queries(0):
+        row = flag_prepare(application=application, actor=integration, **fields)
+    assert row.pk is None and not Flag.objects.exists()
+    stored = flag_submit(application=application, actor=integration, **fields).flag
+    assert (row.public_id, row.message_id, row.axis, row.author_kind) == (
+        stored.public_id, "msg_42", stored.axis, stored.author_kind)
+    with pytest.raises(InvalidInput) as exc:
+        flag_prepare(application=application, actor=integration, region="middle", message_id="m")
+    assert set(exc.value.fields) == {"region", "problem"}
 
 
 def test_captures_are_refused_while_capture_is_off(application, integration):
