@@ -8,7 +8,14 @@ from consoles.models import ApiToken
 from consoles.tests.factories import application_token
 from feedback.models import AuthorKind, EventAction, Flag, FlagEvent, FlagReview, FlagStatus
 from feedback.selectors import flag_next_pending
-from feedback.services import Actor, flag_bulk_reject, flag_claim, flag_prepare, flag_review, flag_submit
+from feedback.services import (
+    Actor,
+    flag_bulk_reject,
+    flag_claim,
+    flag_prepare,
+    flag_review,
+    flag_submit,
+)
 
 from .factories import CaptureFactory, FlagFactory
 
