@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
-from consoles.files import check_export_target, stage_write, write_manifest
+from consoles.files import atomic_write, check_export_target, write_manifest
 from consoles.models import ApiToken, Application, Membership, Role
 
 from . import selectors
@@ -567,13 +567,12 @@ def corpus_export(*, application: Application, out: Path) -> int:
             lines += 1
             yield data
 
-    staged = stage_write(out, chunks())
-    staged.commit()
+    size = atomic_write(out, chunks())
     write_manifest(out, {
         "kind": "teaching_corpus",
         "application": application.slug,
         "entries": lines,
-        "bytes": staged.size,
+        "bytes": size,
         "sha256": digest.hexdigest(),
         "written_at": timezone.now().astimezone(UTC).isoformat(timespec="seconds"),
     })
