@@ -106,6 +106,8 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Django's backend with a health check that costs no round trip (see its docstring).
+        DATABASES["default"]["ENGINE"] = "consoles.backends.postgresql"
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
 else:
