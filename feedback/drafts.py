@@ -24,8 +24,7 @@ from typing import Any
 import yaml
 
 from consoles.files import ExportPathError, atomic_write
-
-from .exports import iso_utc
+from consoles.timestamps import iso_utc
 
 PROVENANCE_SOURCE = "review-queue"
 JUDGEMENT = "single-reviewer"

@@ -25,10 +25,11 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+
+from consoles.timestamps import iso_utc
 
 EXPORT_FIELDS: tuple[str, ...] = (
     "id",
@@ -79,16 +80,6 @@ MEDIA_TYPE = "application/x-ndjson"
 
 # Compact separators and raw UTF-8: the smallest valid JSON, one object per line.
 _encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
-
-
-def iso_utc(moment: datetime | None) -> str | None:
-    """`2026-06-26T10:14:33+00:00`: seed 001's timestamp shape (UTC, whole seconds)."""
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        # Django stores UTC; a naive value here can only be UTC read back without tzinfo.
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="seconds")
 
 
 def export_record(row: tuple, *, application_id: str) -> dict[str, Any]:

@@ -23,13 +23,13 @@ from consoles import rowsql
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
 from consoles.files import check_writable, stage_write, write_manifest
 from consoles.models import ApiToken, Application
+from consoles.timestamps import iso_utc
 
 from .drafts import render_drafts, write_drafts
 from .exports import (
     EXPORT_FIELDS,
     ExportTally,
     encode_id_set,
-    iso_utc,
     jsonl_chunks,
 )
 from .history import history_days_forget, history_written

@@ -7,7 +7,6 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from django.utils import timezone
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
 from consoles.files import atomic_write, check_export_target, write_manifest
 from consoles.models import ApiToken, Application, Membership, Role
+from consoles.timestamps import iso_utc
 
 from . import selectors
 from .domain import (
@@ -574,6 +574,6 @@ def corpus_export(*, application: Application, out: Path) -> int:
         "entries": lines,
         "bytes": size,
         "sha256": digest.hexdigest(),
-        "written_at": timezone.now().astimezone(UTC).isoformat(timespec="seconds"),
+        "written_at": iso_utc(timezone.now()),
     })
     return lines
