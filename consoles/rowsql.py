@@ -65,20 +65,86 @@ def _insert_plan(model: type[Model]) -> _InsertPlan:
     return plan
 
 
+def _refuse_signals(model: type[Model]) -> None:
+    if pre_save.has_listeners(model) or post_save.has_listeners(model):
+        raise TypeError(f"{model.__name__} has save signal receivers; rowsql.insert would skip them.")
+
+
+def _saved(instance: Model) -> Model:
+    instance._state.adding = False
+    instance._state.db = connection.alias
+    return instance
+
+
 def insert(instance: Model) -> Model:
     """INSERT `instance` as a new row (in the caller's transaction) and set its primary key."""
     model = type(instance)
-    if pre_save.has_listeners(model) or post_save.has_listeners(model):
-        raise TypeError(f"{model.__name__} has save signal receivers; rowsql.insert would skip them.")
+    _refuse_signals(model)
     plan = _insert_plan(model)
     values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in plan.fields]
     with connection.cursor() as cursor:
         cursor.execute(plan.sql, values)
         if model._meta.auto_field is not None:
             setattr(instance, model._meta.auto_field.attname, cursor.fetchone()[0])
-    instance._state.adding = False
-    instance._state.db = connection.alias
-    return instance
+    return _saved(instance)
+
+
+def pair_is_one_statement() -> bool:
+    """Whether `insert_pair` writes with one statement here (atomic without a transaction)."""
+    return connection.vendor == "postgresql"
+
+
+_pairs: dict[tuple[type[Model], type[Model], str], tuple[str, tuple[Field, ...]]] = {}
+
+
+def insert_pair(parent: Model, child: Model, link: str) -> None:
+    """INSERT `parent` and `child`, whose foreign key `link` is set to the new parent.
+
+    On PostgreSQL it is one statement (the parent's INSERT as a data-modifying
+    CTE, the child's key read from it): atomic on its own, and one round trip
+    where a transaction would take four (BEGIN, two INSERTs, COMMIT). Elsewhere
+    it is two inserts, which the caller's transaction makes one.
+    """
+    parent_model, child_model = type(parent), type(child)
+    link_field = child_model._meta.get_field(link)
+    if link_field.related_model is not parent_model or not link_field.concrete:
+        raise TypeError(f"{child_model.__name__}.{link} is not a foreign key to {parent_model.__name__}.")
+    if not pair_is_one_statement():
+        insert(parent)
+        setattr(child, link, parent)
+        insert(child)
+        return
+    _refuse_signals(parent_model)
+    _refuse_signals(child_model)
+    key = (parent_model, child_model, link)
+    if key not in _pairs:
+        parent_plan, child_plan = _insert_plan(parent_model), _insert_plan(child_model)
+        if parent_model._meta.auto_field is None or child_model._meta.auto_field is None:
+            raise TypeError("rowsql.insert_pair needs auto primary keys on both models.")
+        quote = connection.ops.quote_name
+        parent_pk = quote(parent_model._meta.auto_field.column)
+        child_pk = quote(child_model._meta.auto_field.column)
+        # Only quoted identifiers from the models' metadata are interpolated; values are bound.
+        parent_key = f"(SELECT {parent_pk} FROM parent_row)"  # noqa: S608
+        values = ", ".join(parent_key if f is link_field else "%s" for f in child_plan.fields)
+        columns = ", ".join(quote(f.column) for f in child_plan.fields)
+        sql = (
+            f"WITH parent_row AS ({parent_plan.sql}) "  # noqa: S608
+            f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES ({values}) "
+            f"RETURNING {child_pk}, {quote(link_field.column)}"
+        )
+        _pairs[key] = (sql, tuple(f for f in child_plan.fields if f is not link_field))
+    sql, child_fields = _pairs[key]
+    values = [f.get_db_prep_save(f.pre_save(parent, True), connection) for f in _insert_plan(parent_model).fields]
+    values += [f.get_db_prep_save(f.pre_save(child, True), connection) for f in child_fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        child_id, parent_id = cursor.fetchone()
+    parent.pk = parent_id
+    _saved(parent)
+    setattr(child, link, parent)
+    child.pk = child_id
+    _saved(child)
 
 
 def read_plan(model: type[Model], alias: str) -> _ReadPlan:

@@ -6,25 +6,39 @@ The reliability harness does the same for real, against PostgreSQL refusing
 connections (`python -m reliability --only faults`).
 """
 
+from contextlib import contextmanager
+
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connection
 from django.test import Client
 from django.urls import reverse
 
 from consoles.testing import bearer
-from feedback import services
 from feedback.models import Flag, FlagEvent, FlagReview
 from feedback.tests.factories import FlagFactory
 
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def lost_database(monkeypatch):
-    def gone(**kwargs):
-        raise OperationalError("server closed the connection unexpectedly")
+@contextmanager
+def _history_write_fails(error: Exception):
+    """The request's statement that writes a history row raises `error`: after
+    the flag's own write wherever that is a statement of its own (on PostgreSQL
+    a new flag and its history row are one statement)."""
 
-    monkeypatch.setattr(services, "_event", gone)
+    def fail(execute, sql, params, many, context):
+        if "feedback_flagevent" in sql and sql.lstrip().upper().startswith(("INSERT", "WITH")):
+            raise error
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(fail):
+        yield
+
+
+@pytest.fixture
+def lost_database():
+    with _history_write_fails(OperationalError("server closed the connection unexpectedly")):
+        yield
 
 
 @pytest.fixture
@@ -54,14 +68,11 @@ def test_screen_write_answers_503_and_leaves_the_flag_as_it_was(browser, applica
     assert not FlagReview.objects.exists()
 
 
-def test_other_failures_stay_500_with_the_api_error_shape(browser, application, app_token, monkeypatch):
-    def broken(**kwargs):
-        raise RuntimeError("a bug")
-
-    monkeypatch.setattr(services, "_event", broken)
-    response = browser.post(
-        "/api/v1/flags", {"region": "answer", "problem": "fabricated", "message_id": "m-1"},
-        content_type="application/json", **bearer(app_token),
-    )
+def test_other_failures_stay_500_with_the_api_error_shape(browser, application, app_token):
+    with _history_write_fails(RuntimeError("a bug")):
+        response = browser.post(
+            "/api/v1/flags", {"region": "answer", "problem": "fabricated", "message_id": "m-1"},
+            content_type="application/json", **bearer(app_token),
+        )
     assert response.status_code == 500 and response.json()["error"]["code"] == "server_error"
     assert not Flag.objects.exists()

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.models.signals import post_save
+from django.test.utils import CaptureQueriesContext
 
 from consoles import rowsql
 from consoles.models import ApiToken, Application
@@ -61,6 +62,45 @@ def test_a_constraint_violation_is_djangos_integrity_error_and_rolls_back_with_t
         rowsql.insert(_flag(application, message_id="m-2"))  # a second row: fine
         rowsql.insert(_flag(application))  # same public id and message: refused
     assert list(Flag.objects.values_list("message_id", flat=True)) == ["m-1"]
+
+
+def _created(flag: Flag) -> FlagEvent:
+    return FlagEvent(application_id=flag.application_id, flag=flag, action="created", from_status="",
+                     to_status="pending", actor_kind="system", changes={"n": 1}, created_at=flag.created_at)
+
+
+def test_insert_pair_writes_both_rows_with_the_child_keyed_to_the_new_parent():
+    application = ApplicationFactory()
+    flag = _flag(application)
+    event = _created(flag)
+    with CaptureQueriesContext(connection) as queries:
+        rowsql.insert_pair(flag, event, "flag")
+
+    # One statement where it is atomic on its own (PostgreSQL), else two.
+    assert len(queries) == (1 if rowsql.pair_is_one_statement() else 2)
+    assert flag.pk is not None and event.pk is not None and event.flag_id == flag.pk
+    assert not flag._state.adding and not event._state.adding
+    stored = FlagEvent.objects.select_related("flag").get(pk=event.pk)
+    assert stored.flag.public_id == flag.public_id and stored.flag.prompt == "<script>x</script> ünïcode"
+    assert stored.changes == {"n": 1} and stored.created_at == flag.created_at
+    assert Flag.objects.get(pk=flag.pk).detector_scores == {"hallucination": 0.25}
+
+
+def test_insert_pair_writes_neither_row_when_the_parent_is_refused():
+    application = ApplicationFactory()
+    rowsql.insert(_flag(application))
+    again = _flag(application)  # same public id and message: refused
+    with pytest.raises(IntegrityError), transaction.atomic():
+        rowsql.insert_pair(again, _created(again), "flag")
+    assert Flag.objects.count() == 1 and not FlagEvent.objects.exists()
+
+
+def test_insert_pair_refuses_a_link_that_is_not_a_key_to_the_parent():
+    application = ApplicationFactory()
+    flag = _flag(application)
+    with pytest.raises(TypeError):
+        rowsql.insert_pair(flag, _created(flag), "actor_token")
+    assert not Flag.objects.exists() and not FlagEvent.objects.exists()
 
 
 def test_insert_refuses_a_model_with_save_signal_receivers():

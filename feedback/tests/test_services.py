@@ -1,6 +1,8 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
@@ -51,6 +53,20 @@ def test_posting_the_same_message_and_region_again_creates_nothing(application, 
     first = _submit(application, integration).flag
     again = _submit(application, integration, note="a different note")
     assert not again.created and again.flag.pk == first.pk and again.flag.note == "invented a citation"
+    assert Flag.objects.count() == 1 and FlagEvent.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_a_flag_and_its_created_event_are_written_together(application, integration):
+    with CaptureQueriesContext(connection) as queries:
+        flag = _submit(application, integration).flag
+    # PostgreSQL: one statement, atomic on its own (no BEGIN/COMMIT round trips);
+    # SQLite: the flag and its event in one transaction.
+    statements = [q["sql"].split()[0].upper() for q in queries]
+    assert statements == (["WITH"] if connection.vendor == "postgresql" else ["BEGIN", "INSERT", "INSERT", "COMMIT"])
+    assert FlagEvent.objects.get(flag=flag).action == "created"
+    again = _submit(application, integration, note="again")  # the duplicate is refused, nothing spoiled
+    assert not again.created and again.flag.pk == flag.pk
     assert Flag.objects.count() == 1 and FlagEvent.objects.count() == 1
 
 
