@@ -66,10 +66,16 @@ def _first_live_day(now: datetime) -> date:
     return (now - SETTLE).date()
 
 
-def history_written(*, application_id: int, at: datetime) -> None:
-    """Called for every history row written: one dated on a stored day changes it."""
+def history_dated_past(at: datetime) -> bool:
+    """Whether a history row dated `at` falls on a day that may be stored already."""
     # The wall clock, not timezone.now(): the demo's clock moves the latter back.
-    if at < day_start(_first_live_day(datetime.now(UTC))):
+    return at < day_start(_first_live_day(datetime.now(UTC)))
+
+
+def history_written(*, application_id: int, at: datetime) -> None:
+    """Called, in the writer's transaction, for every history row written: one
+    dated on a stored day changes it."""
+    if history_dated_past(at):
         history_days_forget(application_id=application_id)
 
 

@@ -33,7 +33,7 @@ from .exports import (
     encode_id_set,
     jsonl_chunks,
 )
-from .history import history_days_forget, history_written
+from .history import history_dated_past, history_days_forget, history_written
 from .models import (
     PUBLIC_ID_PREFIX,
     ActorKind,
@@ -119,8 +119,6 @@ def _event_row(
         kind, user, token = ActorKind.USER, actor.user, None
     else:
         kind, user, token = ActorKind.TOKEN, None, actor.token
-    at = at or timezone.now()
-    history_written(application_id=flag.application_id, at=at)
     return FlagEvent(
         application_id=flag.application_id,
         flag=flag,
@@ -131,14 +129,16 @@ def _event_row(
         actor_user=user,
         actor_token=token,
         changes=changes or {},
-        created_at=at,
+        created_at=at or timezone.now(),
     )
 
 
 def _event(**transition: Any) -> FlagEvent:
     """Append the history row of one transition (in the caller's transaction)."""
+    row = _event_row(**transition)
+    history_written(application_id=row.application_id, at=row.created_at)
     # A new event row only: FlagEvent.save() exists to refuse changing an old one.
-    return rowsql.insert(_event_row(**transition))
+    return rowsql.insert(row)
 
 
 def _text(value: Any, name: str, errors: dict[str, str], *, limit: int = MAX_TEXT) -> str:
@@ -271,14 +271,20 @@ def flag_submit(*, application: Application, actor: Actor, **fields: Any) -> Fla
     created = _event_row(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
                          actor=actor, at=now)
     # A user flag on PostgreSQL is one statement, atomic on its own: no transaction
-    # (BEGIN and COMMIT are two of the four round trips it would cost). Inside a
-    # caller's transaction a savepoint still keeps a duplicate from spoiling it.
-    one_statement = not is_capture and rowsql.pair_is_one_statement() and not connection.in_atomic_block
+    # (BEGIN and COMMIT are two of the four round trips it would cost). A capture
+    # may drop another first, and a flag dated on a stored day (an import's `at`)
+    # forgets the stored days: those take a transaction, as does a caller's one
+    # (where a savepoint keeps a duplicate from spoiling it).
+    one_statement = (
+        not is_capture and rowsql.pair_is_one_statement() and not connection.in_atomic_block
+        and not history_dated_past(now)
+    )
     dropped: list[str] = []
     try:
         with contextlib.nullcontext() if one_statement else transaction.atomic():
             if is_capture:
                 dropped = _make_room_for_capture(application, now)
+            history_written(application_id=application.pk, at=now)
             # Flag.save() adds nothing to a new row; rowsql skips the ORM's per-call
             # SQL compilation, most of this endpoint's cost.
             rowsql.insert_pair(flag, created, "flag")

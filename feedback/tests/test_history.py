@@ -4,10 +4,12 @@ day (erasure, purge, a write dated in the past) makes them be summed again."""
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from consoles.democlock import demo_clock
 from consoles.tests.factories import ApiTokenFactory
+from feedback import history as history_module
 from feedback.history import SETTLE, history_days, history_days_forget
 from feedback.models import FlagEvent, HistoryDay, HistoryEpoch
 from feedback.selectors import flag_decision_delays, flag_decisions_by_day, flag_transitions_by_day
@@ -154,3 +156,24 @@ def test_the_cron_command_refuses_bad_input_with_one_line_and_exit_2(history, ar
         call_command("sum_history", *args)
     assert raised.value.returncode == 2 and str(raised.value) == message
     assert not HistoryDay.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_dated_on_an_ended_day_forgets_the_days_in_its_own_transaction(application, monkeypatch):
+    """Outside any transaction too (where a present-time flag on PostgreSQL is a
+    single statement): forgetting first and writing after in two transactions
+    would let a reader store the day without the new flag, for good."""
+    seen = []
+    forget = history_module.history_days_forget
+
+    def watched(**kwargs):
+        seen.append(connection.in_atomic_block)
+        forget(**kwargs)
+
+    monkeypatch.setattr(history_module, "history_days_forget", watched)
+    _flag(application, 1, timezone.now())
+    assert seen == []  # a present-time write forgets nothing
+    _flag(application, 2, D1)
+    assert seen == [True]
+    assert FlagEvent.objects.filter(application=application).count() == 2
+
