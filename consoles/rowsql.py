@@ -71,6 +71,11 @@ def _refuse_signals(model: type[Model]) -> None:
         raise TypeError(f"{model.__name__} has save signal receivers; rowsql.insert would skip them.")
 
 
+def _values(instance: Model, fields: tuple[Field, ...]) -> list[Any]:
+    """The new row's values, prepared by each field as Model.save() would."""
+    return [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+
+
 def _saved(instance: Model) -> Model:
     instance._state.adding = False
     instance._state.db = connection.alias
@@ -82,9 +87,8 @@ def insert(instance: Model) -> Model:
     model = type(instance)
     _refuse_signals(model)
     plan = _insert_plan(model)
-    values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in plan.fields]
     with connection.cursor() as cursor:
-        cursor.execute(plan.sql, values)
+        cursor.execute(plan.sql, _values(instance, plan.fields))
         if model._meta.auto_field is not None:
             setattr(instance, model._meta.auto_field.attname, cursor.fetchone()[0])
     return _saved(instance)
@@ -95,7 +99,14 @@ def pair_is_one_statement() -> bool:
     return connection.vendor == "postgresql"
 
 
-_pairs: dict[tuple[type[Model], type[Model], str], tuple[str, tuple[Field, ...]]] = {}
+@dataclass(frozen=True)
+class _PairPlan:
+    sql: str
+    parent_fields: tuple[Field, ...]
+    child_fields: tuple[Field, ...]  # without the link: the statement reads it from the parent's row
+
+
+_pairs: dict[tuple[type[Model], type[Model], str], _PairPlan] = {}
 
 
 def insert_pair(parent: Model, child: Model, link: str) -> None:
@@ -134,12 +145,11 @@ def insert_pair(parent: Model, child: Model, link: str) -> None:
             f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES ({values}) "
             f"RETURNING {child_pk}, {quote(link_field.column)}"
         )
-        _pairs[key] = (sql, tuple(f for f in child_plan.fields if f is not link_field))
-    sql, child_fields = _pairs[key]
-    values = [f.get_db_prep_save(f.pre_save(parent, True), connection) for f in _insert_plan(parent_model).fields]
-    values += [f.get_db_prep_save(f.pre_save(child, True), connection) for f in child_fields]
+        _pairs[key] = _PairPlan(sql=sql, parent_fields=parent_plan.fields,
+                                child_fields=tuple(f for f in child_plan.fields if f is not link_field))
+    plan = _pairs[key]
     with connection.cursor() as cursor:
-        cursor.execute(sql, values)
+        cursor.execute(plan.sql, _values(parent, plan.parent_fields) + _values(child, plan.child_fields))
         child_id, parent_id = cursor.fetchone()
     parent.pk = parent_id
     _saved(parent)
