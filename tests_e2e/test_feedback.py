@@ -134,3 +134,23 @@ def test_bulk_reject_of_selected_rows(page, queue):
     page.get_by_test_id("bulk-reject").click()
     expect(page.get_by_role("status").filter(has_text="Rejected 2 flags")).to_be_visible()
     assert [_status(f) for f in flags] == ["rejected", "rejected", "pending"]
+
+
+def test_created_the_sort_key_stays_in_view_beside_an_open_flag(new_page, queue):
+    """At a laptop's width the table shares the screen with the detail pane; the
+    columns that do not fit scroll inside the table's half, and the creation time
+    (what the queue is sorted by) must not be one of them."""
+    app, flags = queue
+    page = new_page()
+    page.set_viewport_size({"width": 1366, "height": 768})
+    login(page, "cora")
+    page.goto(f"/a/acme/flags/{flags[0].public_id}/")
+    expect(page.get_by_test_id("flag-detail")).to_be_visible()
+    rows = page.locator("#queue-rows").bounding_box()
+    detail = page.locator("#detail").bounding_box()
+    header = page.get_by_role("columnheader", name="Created").bounding_box()
+    cell = page.locator(f"tr[data-flag-id='{flags[0].public_id}'] td.when")
+    expect(cell).to_have_text(timezone.localtime(flags[0].created_at).strftime("%Y-%m-%d %H:%M"))
+    for box in (header, cell.bounding_box()):
+        assert rows["x"] <= box["x"] and box["x"] + box["width"] <= rows["x"] + rows["width"]
+        assert box["x"] + box["width"] <= detail["x"]
