@@ -69,10 +69,10 @@ def _stream(*, application: Application, filters: FlagFilters, user, token, labe
         "application; a personal token or a session names it with `application_id`."
     ),
     response={200: None},
+    # The same int key as `response` above: a string "200" would sit beside it and
+    # the schema would hold the key twice, which the docs page refuses to render.
     openapi_extra={
-        "responses": {
-            "200": {"description": "JSONL lines", "content": {MEDIA_TYPE: {"schema": {"type": "string"}}}}
-        }
+        "responses": {200: {"description": "JSONL lines", "content": {MEDIA_TYPE: {"schema": {"type": "string"}}}}}
     },
 )
 def flags_export(

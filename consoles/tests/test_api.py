@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from consoles.services import token_issue, token_revoke
@@ -11,6 +13,22 @@ def test_openapi_schema_is_served(client):
     response = client.get("/api/openapi.json")
     assert response.status_code == 200
     assert response.json()["info"]["title"] == "Curator console API"
+
+
+def test_openapi_schema_holds_no_key_twice(client):
+    # json.loads keeps the last of two equal keys; the docs page refuses the schema.
+    # (An int and a str "200" in one responses dict used to serialize as both.)
+    repeated = []
+
+    def no_repeats(pairs):
+        keys = [key for key, _ in pairs]
+        repeated.extend(key for key in set(keys) if keys.count(key) > 1)
+        return dict(pairs)
+
+    schema = json.loads(client.get("/api/openapi.json").content, object_pairs_hook=no_repeats)
+    assert repeated == []
+    export = schema["paths"]["/api/v1/flags/export"]["get"]["responses"]["200"]
+    assert list(export["content"]) == ["application/x-ndjson"]
 
 
 def test_docs_page_loads_nothing_from_a_cdn(client):
