@@ -1,15 +1,18 @@
 """Browser tests for adjudication: claim next, label (independently), promote to gold."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from adjudication.schemas import CaseIn
-from adjudication.services import case_import, label_submit, queue_enqueue
+from adjudication.services import case_import, gold_promote, label_submit, queue_enqueue
 from adjudication.tests.factories import case_payload
 from consoles.models import Role
 from consoles.tests.factories import ApplicationFactory, MembershipFactory, UserFactory
 
 from .conftest import login
+
+User = get_user_model()
 
 
 @pytest.fixture
@@ -80,3 +83,33 @@ def test_agreement_page_shows_the_gate(page, queued_case):
     login(page, "cora")
     page.goto("/a/acme/cases/agreement/")
     expect(page.get_by_test_id("kappa")).to_have_text("not enough data (0/20)")
+
+
+# Cells that stick out of their card and are still drawn there (hit-tested just
+# past the card's right edge): a wide table must scroll inside its card instead.
+DRAWN_OUTSIDE_THEIR_CARD = """() => {
+  const drawn = [];
+  for (const card of document.querySelectorAll('.card')) {
+    const edge = card.getBoundingClientRect().right;
+    for (const cell of card.querySelectorAll('th, td')) {
+      const box = cell.getBoundingClientRect();
+      if (box.right <= edge + 1) continue;
+      const hit = document.elementFromPoint(Math.min(box.right - 1, edge + 4), box.top + box.height / 2);
+      if (hit && cell.contains(hit)) drawn.push(cell.textContent.trim());
+    }
+  }
+  return drawn;
+}"""
+
+
+def test_wide_tables_scroll_inside_their_cards_at_a_laptop_width(new_page, queued_case):
+    app, dan = queued_case.application, User.objects.get(username="dan")
+    label = label_submit(application=app, case=queued_case, reviewer=User.objects.get(username="cora"),
+                         label="insufficient_evidence", rationale="no host record either way")
+    gold_promote(application=app, case=queued_case, label=label, adjudicator=dan)
+    page = new_page()
+    page.set_viewport_size({"width": 1366, "height": 2400})  # the whole page in view, for the hit test
+    login(page, "cora")
+    page.goto(f"/a/acme/cases/{queued_case.pk}/")
+    expect(page.get_by_test_id("gold")).to_contain_text("Current: insufficient_evidence (revision 1)")
+    assert page.evaluate(DRAWN_OUTSIDE_THEIR_CARD) == []
