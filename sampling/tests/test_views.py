@@ -121,6 +121,8 @@ def test_plan_page_shows_reasons_and_the_caps_effect_in_few_queries(
     assert html.count("Needs a human (") == 5  # loud, dup-1, dup-2, more-00, more-01
     assert "left out 39 cases" in html
     assert "Enqueue</button>" not in html  # viewers cannot enqueue
+    first = plan.selections.get(rank=1)
+    assert f'<a href="/a/acme/cases/{first.case_id}/">{first.case_ref}</a>' in html  # each selection opens its case
 
 
 def test_enqueue_button_queues_the_plan_once(client, application, curator, corpus):
