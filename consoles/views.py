@@ -5,8 +5,9 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import loader
+from django.templatetags.static import static
 from django.views import defaults
-from django.views.decorators.cache import never_cache
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_GET
 
 from .access import member_required
@@ -42,6 +43,13 @@ def healthz(request: HttpRequest) -> JsonResponse:
     except DatabaseError as exc:
         return JsonResponse({"status": "unavailable", "database": type(exc).__name__}, status=503)
     return JsonResponse({"status": "ok", "database": "ok"})
+
+
+@cache_control(max_age=86400, public=True)
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico on pages that name no icon (the admin, the API docs)."""
+    return redirect(static("consoles/favicon.svg"))
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -57,6 +57,14 @@ def test_healthz_reports_the_database(client):
     assert response.status_code == 200 and response.json()["database"] == "ok"
 
 
+def test_favicon_ico_leads_to_the_console_icon(client):
+    # The admin and the API docs name no icon; browsers then ask for /favicon.ico.
+    response = client.get("/favicon.ico")
+    assert response.status_code == 302 and response["Location"].endswith("consoles/favicon.svg")
+    assert "max-age=86400" in response["Cache-Control"]
+    assert client.get(response["Location"]).status_code == 200
+
+
 def test_healthz_is_503_when_the_database_is_unreachable(client):
     with mock.patch("consoles.views.connection.cursor", side_effect=OperationalError("down")):
         response = client.get("/healthz")
