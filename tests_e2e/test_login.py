@@ -45,3 +45,15 @@ def test_no_csp_violations_on_the_pages(page, two_apps):
     page.wait_for_load_state("networkidle")
     assert page.evaluate("typeof window.htmx") == "object"
     assert violations == []
+
+
+def test_every_section_link_is_on_screen_on_a_phone(new_page, two_apps):
+    page = new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, "cora")
+    page.goto("/a/acme/flags/")
+    links = page.locator(".sections a")
+    expect(links).to_have_count(6)
+    for i in range(6):
+        box = links.nth(i).bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390, links.nth(i).inner_text()
