@@ -3,15 +3,19 @@
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from consoles.models import Role
 from consoles.tests.factories import ApplicationFactory, MembershipFactory, UserFactory
 from feedback.models import Flag
+from feedback.services import flag_review
 from feedback.tests.factories import FlagFactory
 
 from .conftest import login
+
+User = get_user_model()
 
 
 @pytest.fixture
@@ -154,3 +158,19 @@ def test_created_the_sort_key_stays_in_view_beside_an_open_flag(new_page, queue)
     for box in (header, cell.bounding_box()):
         assert rows["x"] <= box["x"] and box["x"] + box["width"] <= rows["x"] + rows["width"]
         assert box["x"] + box["width"] <= detail["x"]
+
+
+def test_an_open_flag_fits_a_phone_without_scrolling_sideways(new_page, queue):
+    app, flags = queue
+    # A decided flag: its history and a long unbroken word are what widen the pane.
+    flag = Flag.objects.get(pk=flags[0].pk)
+    flag.answer = "See https://example.com/" + "very-long-path-segment-" * 8
+    flag.save(update_fields=["answer"])
+    flag_review(flag=flag, reviewer=User.objects.get(username="cora"), status="approved", version=flag.version,
+                axis="hallucination", verdict="false_positive", note="checked_against_the_product_catalogue")
+    page = new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, "cora")
+    page.goto(f"/a/acme/flags/{flags[0].public_id}/")
+    expect(page.get_by_test_id("flag-detail")).to_be_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
