@@ -35,6 +35,8 @@ def test_import_reports_created_and_ineligible_candidates(world, tmp_path):
     assert "Imported 2 candidates (0 already present)." in out
     assert "not eligible: c-2 (failing gates: corpus_evidence)" in out
     assert "Imported 0 candidates (2 already present)." in run("import", path, "--app", "acme")
+    # Spelled as the other commands spell it, too.
+    assert "Imported 0 candidates (2 already present)." in run("import", path, "--application", "acme")
 
 
 def test_import_errors_are_one_line_exit_2_and_write_nothing(world, tmp_path):

@@ -62,7 +62,9 @@ class Command(DomainCommand):
 
         def add(name: str, help_text: str):
             p = sub.add_parser(name, help=help_text)
-            p.add_argument("--app", required=True, metavar="SLUG", help="The application.")
+            # --application as every other command spells it; --app as this one always has.
+            p.add_argument("--app", "--application", dest="app", required=True, metavar="SLUG",
+                           help="The application.")
             return p
 
         p = add("import", "Import discovery candidates from a JSONL file.")
