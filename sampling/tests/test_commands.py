@@ -53,7 +53,9 @@ def test_sample_cases_enqueue_reports_on_stderr_and_is_idempotent(corpus):
     ("args", "message"),
     [
         (["--application", "nope", "--budget", "3"], "Unknown application 'nope'"),
-        (["--application", "acme", "--budget", "0"], "not valid"),
+        # The refused field is named on the line, not only "not valid".
+        (["--application", "acme", "--budget", "0"], "not valid. budget: must be a whole number from 1 to"),
+        (["--application", "acme", "--budget", "3", "--max-per-pattern", "0"], "max_per_pattern: must be a whole"),
     ],
 )
 def test_sample_cases_bad_input_is_one_line_and_exit_2(corpus, args, message):
