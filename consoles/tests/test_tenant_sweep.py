@@ -63,7 +63,7 @@ OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
 }
 
 # Routes that belong to no application; anything else outside /a/<app>/ fails the sweep.
-GLOBAL_ROUTES = {"", "healthz", "login/", "logout/"}
+GLOBAL_ROUTES = {"", "healthz", "favicon.ico", "login/", "logout/"}
 GLOBAL_PREFIXES = ("admin/",  # staff only, Django admin's own permission checks
                    "api/")  # swept operation by operation below, through the OpenAPI schema
 
