@@ -75,6 +75,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "consoles.middleware.HtmxLoginRedirectMiddleware",
     # Last, as django-axes asks: it answers a locked-out login with its lockout page.
     "axes.middleware.AxesMiddleware",
 ]

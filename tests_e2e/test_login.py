@@ -1,6 +1,6 @@
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import PASSWORD, login
 
 
 def test_log_in_switch_application_and_log_out(page, two_apps):
@@ -57,3 +57,18 @@ def test_every_section_link_is_on_screen_on_a_phone(new_page, two_apps):
     for i in range(6):
         box = links.nth(i).bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390, links.nth(i).inner_text()
+
+
+def test_a_filter_after_the_session_ended_shows_the_login_page_then_returns(new_page, two_apps):
+    page = new_page()
+    login(page, "cora")
+    page.goto("/a/acme/flags/?status=pending")
+    page.context.clear_cookies(name="sessionid")  # the session ends (expiry, logout in another tab)
+    page.get_by_label("Status").select_option("approved")  # an htmx request
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    expect(page.get_by_role("heading", name="Flags")).to_have_count(0)  # a whole page, not swapped into the table
+    page.get_by_label("Username").fill("cora")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Flags")).to_be_visible()
+    assert page.url.endswith("/a/acme/flags/?status=pending")

@@ -18,6 +18,22 @@ def test_login_then_logout(client, curator):
     assert client.get(reverse("application_home", args=["acme"])).status_code == 302
 
 
+def test_an_htmx_request_after_the_session_ended_loads_the_login_page_whole(client, curator):
+    # Followed inside the request, the redirect would swap the login form into the table.
+    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": "http://testserver/a/acme/flags/?status=pending"}
+    response = client.get("/a/acme/flags/?status=approved", **htmx)
+    assert response.status_code == 200
+    assert response["HX-Redirect"] == "/login/?next=/a/acme/flags/%3Fstatus%3Dpending"  # back to where they were
+    assert not response.has_header("Location")
+    # Without htmx, the plain redirect; with a session, htmx requests are untouched.
+    assert client.get("/a/acme/flags/?status=approved")["Location"].startswith("/login/?next=")
+    client.force_login(curator)
+    assert client.get("/a/acme/flags/?status=approved", **htmx).status_code == 200
+    assert not client.get("/a/acme/flags/?status=approved", **htmx).has_header("HX-Redirect")
+    moved = client.get("/a/acme/flags/next/", **htmx)  # a redirect that is not to the login page
+    assert moved.status_code == 302 and not moved.has_header("HX-Redirect")
+
+
 def test_login_with_a_wrong_password_shows_an_error(client, curator):
     response = client.post(reverse("login"), {"username": "cora", "password": "nope"})
     assert response.status_code == 200
