@@ -81,7 +81,7 @@ def ceiling(request: HttpRequest) -> JsonResponse:
         _rows.update(flag=_Row(Flag, returning=True), event=_Row(FlagEvent, returning=False))
         if connection.vendor == "postgresql":
             # The event's flag_id is the key the flag's INSERT returns: a data-modifying CTE.
-            columns, values = _rows["event"].sql.split(" VALUES ")
+            columns = _rows["event"].sql.split(" VALUES ")[0]
             marks = ["(SELECT id FROM parent_row)" if name == "flag_id" else "%s" for name in _rows["event"].attnames]
             _rows["pair"] = f"WITH parent_row AS ({_rows['flag'].sql}) {columns} VALUES ({', '.join(marks)})"
     connection.ensure_connection()
