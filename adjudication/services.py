@@ -409,9 +409,11 @@ def gold_promote(
             # revisions, never the same number (the unique constraint backs this up).
             Case.objects.select_for_update().filter(pk=case.pk).first()
             current = GoldLabelRevision.objects.filter(case=case).order_by("-revision").first()
-            if current is not None and current.based_on_id == label.pk:
+            # Promoting another curator's label with the gold label's value would
+            # write a revision that changes nothing a consumer reads.
+            if current is not None and (current.based_on_id == label.pk or current.label == label.label):
                 raise Conflict(
-                    "This label is already the current gold label.",
+                    f"“{label.label}” is already the current gold label (revision {current.revision}).",
                     code="already_gold",
                     current={"revision": current.revision, "label": current.label},
                 )

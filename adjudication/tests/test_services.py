@@ -276,3 +276,15 @@ def test_promotion_can_require_two_agreeing_curators(curator, curator2, curator3
     agreeing = label_submit(application=application, case=case, reviewer=curator3, label="reliable", rationale="r")
     revision = gold_promote(application=application, case=case, label=mine, adjudicator=curator)
     assert revision.agreeing_label == agreeing
+
+
+def test_a_label_equal_to_the_gold_label_is_not_promoted_again(application, curator, curator2):
+    case = _case(application)
+    mine = label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
+    theirs = label_submit(application=application, case=case, reviewer=curator2, label="reliable", rationale="same")
+    gold_promote(application=application, case=case, label=mine, adjudicator=curator)
+    with pytest.raises(Conflict) as info:
+        gold_promote(application=application, case=case, label=theirs, adjudicator=curator2)
+    assert info.value.code == "already_gold" and "revision 1" in info.value.message
+    assert list(GoldLabelRevision.objects.values_list("revision", "based_on")) == [(1, mine.pk)]
+    assert AdjudicationEvent.objects.filter(kind="gold_promoted").count() == 1

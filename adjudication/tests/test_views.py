@@ -95,7 +95,7 @@ def test_claim_next_release_and_skip_screens(client, application, curator):
     assert client.get(url("claim_next", application)).status_code == 302  # GET just shows the queue
 
 
-def test_promote_to_gold_and_history(client, application, curator, curator2):
+def test_promote_to_gold_and_history(client, application, curator, curator2, curator3):
     case = _case(application)
     mine = label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
     theirs = label_submit(application=application, case=case, reviewer=curator2, label="unreliable", rationale="r")
@@ -105,6 +105,13 @@ def test_promote_to_gold_and_history(client, application, curator, curator2):
     assert list(GoldLabelRevision.objects.order_by("revision").values_list("label", flat=True)) == ["reliable", "unreliable"]
     html = client.get(url("case", application, case.pk)).content.decode()
     assert "revision 2" in html and "host log" in html
+    # the gold label's value is not offered for promotion again, whoever gave it
+    assert f'data-testid="promote-{theirs.pk}"' not in html and f'data-testid="promote-{mine.pk}"' in html
+    same = label_submit(application=application, case=case, reviewer=curator3, label="unreliable", rationale="r")
+    html = client.get(url("case", application, case.pk)).content.decode()
+    assert f'data-testid="promote-{same.pk}"' not in html
+    client.post(url("promote", application, case.pk), {"label_id": same.pk})
+    assert GoldLabelRevision.objects.count() == 2
     # someone who has not labelled the case cannot promote
     other_case = _case(application, "c2")
     label = CaseLabelFactory(case=other_case, reviewer=curator2)
