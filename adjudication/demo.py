@@ -126,6 +126,15 @@ def _labelled_at(now: datetime, n: int, total: int) -> datetime:
     return now - timedelta(days=21 * (total - n) / total, hours=n % 5)
 
 
+def _enqueued_at(now: datetime, n: int, labelled: int) -> datetime:
+    """When case n entered the adjudication queue: hours before its first label, or
+    (not labelled yet) some time in the last week, so the queue's "waiting since"
+    column reads like a queue that has been worked, not one loaded a moment ago."""
+    if n < labelled:
+        return _labelled_at(now, n, labelled) - timedelta(hours=2 + n % 7)
+    return now - timedelta(hours=3 + (n * 13) % 160, minutes=(n * 17) % 60)
+
+
 def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -> None:
     plan = PLAN.get(application.slug)
     if plan is None:
@@ -137,13 +146,14 @@ def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -
         data = CaseIn.model_validate(_payload(application.slug, n))
         cases.append(case_import(application=application, data=data, actor=None).case)
 
+    now = timezone.now()
+    labelled = double + single
     for n, case in enumerate(cases):
         if n >= double and not case.queue_entries.exists():
             reason = "manual" if n % 2 else "demo plan: high_uncertainty, sensor_disagreement"
-            queue_enqueue(application=application, case=case, selection_reason=reason, actor=None)
+            with demo_clock(_enqueued_at(now, n, labelled)):
+                queue_enqueue(application=application, case=case, selection_reason=reason, actor=None)
 
-    now = timezone.now()
-    labelled = double + single
     for n, case in enumerate(cases[:labelled]):
         at = _labelled_at(now, n, labelled)
         base = FIRST_LABEL[n % 6]

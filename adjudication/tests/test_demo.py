@@ -18,3 +18,10 @@ def test_demo_is_idempotent_and_has_enough_for_kappa():
     assert application_agreement(application=acme).enough
     assert Case.objects.filter(application=globex).exists() and GoldLabelRevision.objects.filter(application=globex).exists()
     assert QueueEntry.objects.filter(application=acme, state="open").exists()
+    # the queue has been waiting for different lengths of time, each entry from before its first label
+    entries = QueueEntry.objects.filter(application=acme)
+    assert len({e.created_at.replace(second=0, microsecond=0) for e in entries}) > entries.count() // 2
+    queued_labels = CaseLabel.objects.filter(queue_entry__isnull=False).select_related("queue_entry")
+    assert queued_labels.exists()
+    for label in queued_labels:
+        assert label.queue_entry.created_at < label.created_at
