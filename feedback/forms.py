@@ -67,6 +67,9 @@ class ReviewForm(forms.Form):
     attack_family = forms.CharField(required=False, max_length=100)
 
     def __init__(self, *args, application: Application, **kwargs) -> None:
+        # The queue's filters are on the same page with fields of the same names
+        # (axis, ...): distinct ids keep each label tied to its own control.
+        kwargs.setdefault("auto_id", "review_%s")
         super().__init__(*args, **kwargs)
         self.fields["axis"].choices = [(a, a) for a in application.axes]
         self.fields["label"].choices = [(label, label) for label in application.capture_labels]
