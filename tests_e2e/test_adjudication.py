@@ -113,3 +113,16 @@ def test_wide_tables_scroll_inside_their_cards_at_a_laptop_width(new_page, queue
     page.goto(f"/a/acme/cases/{queued_case.pk}/")
     expect(page.get_by_test_id("gold")).to_contain_text("Current: insufficient_evidence (revision 1)")
     assert page.evaluate(DRAWN_OUTSIDE_THEIR_CARD) == []
+
+
+@pytest.mark.parametrize("path", ["/a/acme/cases/", "/a/acme/cases/queue/"])
+def test_the_case_lists_fit_a_phone_and_their_tables_scroll_in_place(new_page, queued_case, path):
+    page = new_page()
+    page.set_viewport_size({"width": 390, "height": 844})
+    login(page, "cora")
+    page.goto(path)
+    table = page.get_by_role("region").locator("table")
+    expect(table).to_contain_text("mined-42")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    region = page.get_by_role("region").first
+    assert region.evaluate("r => r.scrollWidth > r.clientWidth")  # the table scrolls inside its region
