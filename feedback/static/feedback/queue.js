@@ -11,6 +11,16 @@
 
   function help() { return document.getElementById("keys-help"); }
 
+  // Single-key shortcuts can be turned off (a stray key or speech input must not
+  // decide a flag); the choice is kept in this browser.
+  var STORE = "curator.queue-keys";
+  function keysOn() {
+    try { return window.localStorage.getItem(STORE) !== "off"; } catch (e) { return true; }
+  }
+  function setKeys(on) {
+    try { window.localStorage.setItem(STORE, on ? "on" : "off"); } catch (e) { /* not kept */ }
+  }
+
   function toggleHelp() {
     var dialog = help();
     if (!dialog) { return; }
@@ -38,7 +48,7 @@
   }
 
   document.addEventListener("keydown", function (event) {
-    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) { return; }
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target) || !keysOn()) { return; }
     if (event.key === "?") {
       event.preventDefault();
       toggleHelp();
@@ -55,12 +65,30 @@
     if (toggle) { toggleHelp(); }
   });
 
-  // Mark the open flag's row after htmx swaps the detail pane.
+  document.addEventListener("change", function (event) {
+    if (event.target.id === "keys-enabled") { setKeys(event.target.checked); }
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var box = document.getElementById("keys-enabled");
+    if (box) { box.checked = keysOn(); }
+    // After a decision the page comes back with its message and the next flag:
+    // keyboard users continue from that flag, not from the top of the page.
+    var title = document.getElementById("flag-title");
+    if (title && document.querySelector(".messages .message")) { title.focus(); }
+  });
+
+  // Mark the open flag's row (colour for the eye, aria-current for screen readers)
+  // after htmx swaps the detail pane.
   document.addEventListener("htmx:afterSwap", function () {
     var detail = document.querySelector("#detail [data-flag-id]");
     var current = detail ? detail.getAttribute("data-flag-id") : null;
     document.querySelectorAll("#queue-rows tr[data-flag-id]").forEach(function (row) {
-      row.setAttribute("aria-selected", row.getAttribute("data-flag-id") === current ? "true" : "false");
+      var open = row.getAttribute("data-flag-id") === current;
+      var link = row.querySelector("a[data-row-link]");
+      row.setAttribute("aria-selected", open ? "true" : "false");
+      if (!link) { return; }
+      if (open) { link.setAttribute("aria-current", "true"); } else { link.removeAttribute("aria-current"); }
     });
   });
 })();
