@@ -97,3 +97,28 @@ def test_the_application_switcher_closes_when_focus_leaves_it(page, queue):
         page.keyboard.press("Tab")
     expect(switcher).not_to_have_attribute("open", "")
     expect(page.get_by_role("link", name="Overview")).to_be_focused()
+
+
+CONTRAST = """([fg, bg]) => {
+  const rgb = c => c.match(/\\d+(\\.\\d+)?/g).slice(0, 3).map(Number);
+  const lum = c => { const [r, g, b] = rgb(c).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+                     return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+  const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def test_the_focus_ring_and_the_pending_badge_are_legible(page, queue):
+    login(page, "cora")
+    page.goto("/a/acme/flags/")
+    link = page.locator("#queue-rows a[data-row-link]").first
+    link.focus()
+    page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Tab")  # focus by keyboard: :focus-visible applies
+    expect(link).to_be_focused()
+    ring = link.evaluate("e => getComputedStyle(e).outlineColor")
+    card = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert page.evaluate(CONTRAST, [ring, card]) >= 3  # WCAG 1.4.11, non-text contrast
+    badge = page.locator("#queue-rows .badge.pending").first
+    colours = badge.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
+    assert page.evaluate(CONTRAST, colours) >= 4.5
