@@ -3,13 +3,13 @@ through services and domain errors become form errors or messages."""
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from consoles.access import member_required
-from consoles.errors import DomainError
+from consoles.errors import DomainError, NotFound
 from consoles.models import Role
 from feedback.selectors import case_feedback_list
 from feedback.services import Actor as FeedbackActor
@@ -19,7 +19,7 @@ from .families import explain_families
 from .forms import CaseFeedbackForm, CaseFilterForm, EnqueueForm, LabelForm, PromoteForm
 from .fusion import fuse
 from .gaps import GAP_LABELS, derive_gaps
-from .models import CaseLabel
+from .models import Case, CaseLabel, QueueEntry
 from .selectors import (
     application_agreement,
     case_evidence,
@@ -46,6 +46,21 @@ from .services import (
 PAGE_SIZE = 50
 
 
+def _case(request: HttpRequest, pk: int) -> Case:
+    """The case in the URL's application; another application's (or none) is a 404."""
+    try:
+        return case_get(application=request.application, pk=pk)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+
+
+def _entry(request: HttpRequest, pk: int) -> QueueEntry:
+    try:
+        return queue_entry_get(application=request.application, pk=pk)
+    except NotFound as exc:
+        raise Http404(exc.message) from exc
+
+
 def _case_url(request: HttpRequest, pk: int) -> str:
     return reverse("adjudication:case", args=[request.application.slug, pk])
 
@@ -70,7 +85,7 @@ def index(request: HttpRequest) -> HttpResponse:
 
 @member_required()
 def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    return _render_case(request, case_get(application=request.application, pk=pk))
+    return _render_case(request, _case(request, pk))
 
 
 def _render_case(request: HttpRequest, case, *, label_form=None, feedback_form=None, status: int = 200) -> HttpResponse:
@@ -111,7 +126,7 @@ def _render_case(request: HttpRequest, case, *, label_form=None, feedback_form=N
 @require_POST
 @member_required(Role.CURATOR)
 def label(request: HttpRequest, pk: int) -> HttpResponse:
-    case = case_get(application=request.application, pk=pk)
+    case = _case(request, pk)
     form = LabelForm(request.POST, application=request.application)
     if form.is_valid():
         try:
@@ -133,7 +148,7 @@ def label(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @member_required(Role.CURATOR)
 def promote(request: HttpRequest, pk: int) -> HttpResponse:
-    case = case_get(application=request.application, pk=pk)
+    case = _case(request, pk)
     form = PromoteForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose a label to promote.")
@@ -160,7 +175,7 @@ def promote(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @member_required(Role.CURATOR)
 def enqueue(request: HttpRequest, pk: int) -> HttpResponse:
-    case = case_get(application=request.application, pk=pk)
+    case = _case(request, pk)
     form = EnqueueForm(request.POST)
     reason = form.cleaned_data["selection_reason"] if form.is_valid() else MANUAL_REASON
     try:
@@ -178,7 +193,7 @@ def enqueue(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @member_required()
 def feedback(request: HttpRequest, pk: int) -> HttpResponse:
-    case = case_get(application=request.application, pk=pk)
+    case = _case(request, pk)
     form = CaseFeedbackForm(request.POST)
     if form.is_valid():
         case_feedback_submit(
@@ -223,7 +238,7 @@ def claim_next(request: HttpRequest) -> HttpResponse:
 @require_POST
 @member_required(Role.CURATOR)
 def release(request: HttpRequest, entry_pk: int) -> HttpResponse:
-    entry = queue_entry_get(application=request.application, pk=entry_pk)
+    entry = _entry(request, entry_pk)
     try:
         queue_release(application=request.application, entry=entry, user=request.user)
     except DomainError as exc:
@@ -236,7 +251,7 @@ def release(request: HttpRequest, entry_pk: int) -> HttpResponse:
 @require_POST
 @member_required(Role.CURATOR)
 def skip(request: HttpRequest, entry_pk: int) -> HttpResponse:
-    entry = queue_entry_get(application=request.application, pk=entry_pk)
+    entry = _entry(request, entry_pk)
     try:
         queue_skip(application=request.application, entry=entry, user=request.user)
     except DomainError as exc:

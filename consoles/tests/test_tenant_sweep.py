@@ -171,6 +171,28 @@ def test_the_same_pages_answer_their_own_members(client, world):
         assert status not in (404,) and status < 500, (url, status)
 
 
+def test_another_applications_object_through_your_own_applications_page_is_404(client, world):
+    """A member of both applications names one application's object under the other's
+    URL: the object is looked up within the URL's application, so it is not found."""
+    before = _object_counts()
+    client.force_login(world["owner"])
+    checked = 0
+    for route in swept_pages():
+        if set(route.kwargs) == {"app_slug"}:
+            continue
+        owner, values = _target(route.namespace, route.kwargs, world["victims"])
+        other = next(a for a in world["victims"] if a != owner)
+        theirs = _values(route.namespace, route.kwargs, other) or {}
+        if any(theirs.get(name) == value for name, value in values.items() if name != "app_slug"):
+            continue  # the same id names an object of the other application too
+        url = route.url({**values, "app_slug": other.slug})
+        statuses = {method: getattr(client, method)(url).status_code for method in ("get", "post")}
+        assert set(statuses.values()) <= {404, 405} and 404 in statuses.values(), (url, statuses)
+        checked += 1
+    assert checked >= 15
+    assert _object_counts() == before, "a request for another application's object changed something"
+
+
 # --- the JSON API ----------------------------------------------------------------
 
 
