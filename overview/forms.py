@@ -5,6 +5,7 @@ from django.utils import timezone
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
+EARLIEST = date(1970, 1, 1)
 
 
 def default_range(today: date | None = None) -> tuple[date, date]:
@@ -34,6 +35,16 @@ class DateRangeForm(forms.Form):
             return cleaned
         first, last = cleaned.get("from"), cleaned.get("to")
         default_first, default_last = default_range()
+        # Days far outside any data would overflow the date arithmetic below (a 500).
+        latest = default_last + timedelta(days=MAX_DAYS)
+        for name, value in (("from", first), ("to", last)):
+            if value is not None and not EARLIEST <= value <= latest:
+                self.add_error(name, f"Choose a day from {EARLIEST:%Y-%m-%d} to {latest:%Y-%m-%d}.")
+        if self.errors:
+            return cleaned
+        if last is None and first is not None and first > default_last:
+            self.add_error("from", "The start is after today: choose an end as well.")
+            return cleaned
         if last is None:
             last = default_last if first is None else min(default_last, first + timedelta(days=DEFAULT_DAYS - 1))
         if first is None:

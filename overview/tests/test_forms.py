@@ -22,3 +22,10 @@ def test_bad_dates_are_form_errors():
     assert "before the start" in DateRangeForm({"from": "2026-03-02", "to": "2026-03-01"}).errors["to"][0]
     too_long = DateRangeForm({"from": "2024-01-01", "to": "2026-01-01"})
     assert f"at most {MAX_DAYS} days" in too_long.errors["to"][0]
+
+
+def test_a_start_after_today_without_an_end_is_refused_on_the_start():
+    soon = timezone.now().date() + timedelta(days=3)
+    form = DateRangeForm({"from": soon.isoformat()})
+    assert form.errors == {"from": ["The start is after today: choose an end as well."]}
+    assert DateRangeForm({"from": soon.isoformat(), "to": (soon + timedelta(days=2)).isoformat()}).is_valid()
