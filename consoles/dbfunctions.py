@@ -11,6 +11,7 @@ The overview's days are UTC days (the console's TIME_ZONE is UTC).
 from datetime import UTC, date, datetime, time, timedelta
 
 from django.db.models import DateField, Func
+from django.utils import timezone
 
 
 class UtcDay(Func):
@@ -24,6 +25,18 @@ class UtcDay(Func):
         return self.as_sql(
             compiler, connection, template="((%(expressions)s) AT TIME ZONE 'UTC')::date", **extra_context
         )
+
+
+FIRST_DAY = date(1970, 1, 1)
+
+
+def day_out_of_reach(day: date) -> str | None:
+    """Why a day typed into a date filter is refused, or None. A day far outside any
+    data (year 1 or 9999) would overflow the day arithmetic of the queries."""
+    last = timezone.now().date() + timedelta(days=366)
+    if FIRST_DAY <= day <= last:
+        return None
+    return f"Choose a day from {FIRST_DAY:%Y-%m-%d} to {last:%Y-%m-%d}."
 
 
 def day_start(day: date) -> datetime:

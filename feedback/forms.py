@@ -2,6 +2,7 @@
 
 from django import forms
 
+from consoles.dbfunctions import day_out_of_reach
 from consoles.models import Application
 
 from .models import AuthorKind, FlagStatus, Region, Verdict
@@ -34,6 +35,10 @@ class FlagFilterForm(forms.Form):
     def clean(self) -> dict:
         data = super().clean()
         start, end = data.get("created_from"), data.get("created_to")
+        for name, day in (("created_from", start), ("created_to", end)):
+            if day is not None and (why := day_out_of_reach(day)):
+                self.add_error(name, why)
+                return data
         if start and end and start > end:
             self.add_error("created_to", "The end is before the start.")
         return data

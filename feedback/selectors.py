@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
-from consoles.dbfunctions import UtcDay, as_date, day_bounds
+from consoles.dbfunctions import UtcDay, as_date, day_bounds, day_out_of_reach
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
 
@@ -69,7 +69,11 @@ class FlagFilters:
             errors["problem"] = f"Unknown problem {self.problem!r}."
         if self.author_kind and self.author_kind not in AuthorKind.values:
             errors["author_kind"] = f"Use one of {', '.join(AuthorKind.values)}."
-        if self.created_from and self.created_to and self.created_from > self.created_to:
+        for name in ("created_from", "created_to"):
+            day = getattr(self, name)
+            if day is not None and (why := day_out_of_reach(day)):
+                errors[name] = why
+        if self.created_from and self.created_to and self.created_from > self.created_to and "created_to" not in errors:
             errors["created_to"] = "The end is before the start."
         if errors:
             raise InvalidInput("Invalid filter.", fields=errors)

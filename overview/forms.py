@@ -3,9 +3,10 @@ from datetime import date, timedelta
 from django import forms
 from django.utils import timezone
 
+from consoles.dbfunctions import day_out_of_reach
+
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
-EARLIEST = date(1970, 1, 1)
 
 
 def default_range(today: date | None = None) -> tuple[date, date]:
@@ -35,11 +36,9 @@ class DateRangeForm(forms.Form):
             return cleaned
         first, last = cleaned.get("from"), cleaned.get("to")
         default_first, default_last = default_range()
-        # Days far outside any data would overflow the date arithmetic below (a 500).
-        latest = default_last + timedelta(days=MAX_DAYS)
         for name, value in (("from", first), ("to", last)):
-            if value is not None and not EARLIEST <= value <= latest:
-                self.add_error(name, f"Choose a day from {EARLIEST:%Y-%m-%d} to {latest:%Y-%m-%d}.")
+            if value is not None and (why := day_out_of_reach(value)):
+                self.add_error(name, why)
         if self.errors:
             return cleaned
         if last is None and first is not None and first > default_last:

@@ -132,6 +132,10 @@ def test_list_with_bad_filters_is_422(client, application, app_token):
     assert "created_from" in response.json()["error"]["fields"]
     response = client.get("/api/v1/flags?axis=nope", **bearer(app_token))
     assert response.status_code == 422 and "axis" in response.json()["error"]["fields"]
+    # a day so far out that the day arithmetic would overflow (it was a 500)
+    response = client.get("/api/v1/flags?created_to=9999-12-31", **bearer(app_token))
+    assert response.status_code == 422
+    assert response.json()["error"]["fields"]["created_to"].startswith("Choose a day from 1970-01-01 to ")
 
 
 def test_list_by_a_human_needs_membership(client, application, curator, tenant_pair):

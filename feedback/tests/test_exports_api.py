@@ -78,7 +78,8 @@ def test_filters_status_axis_and_created_range(client, flags, app_token, curator
 @pytest.mark.parametrize(
     "params,field",
     [({"axis": "weather"}, "axis"), ({"status": "nope"}, "status"), ({"created_from": "yesterday"}, "created_from"),
-     ({"created_from": "2026-02-02", "created_to": "2026-02-01"}, "created_to")],
+     ({"created_from": "2026-02-02", "created_to": "2026-02-01"}, "created_to"),
+     ({"created_to": "9999-12-31"}, "created_to"), ({"created_from": "0001-01-01"}, "created_from")],
 )
 def test_bad_filters_are_422_naming_the_field(client, flags, app_token, params, field):
     response = client.get(URL, params, **bearer(app_token))

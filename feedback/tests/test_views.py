@@ -52,6 +52,9 @@ def test_filters_narrow_the_rows_and_bad_filters_say_why(client, application, cu
     assert "rude one" in html and "made up one" not in html
     html = client.get(_queue() + "?status=bogus").content.decode()
     assert "Select a valid choice" in html and "rude one" not in html
+    response = client.get(_queue() + "?created_from=0001-01-01&created_to=9999-12-31")
+    html = response.content.decode()
+    assert response.status_code < 500 and "Choose a day from 1970-01-01" in html and "rude one" not in html
 
 
 def test_filters_are_remembered_per_user_and_never_shared(client, application, curator, curator2):
