@@ -55,6 +55,9 @@ def test_filters_narrow_the_rows_and_bad_filters_say_why(client, application, cu
     response = client.get(_queue() + "?created_from=0001-01-01&created_to=9999-12-31")
     html = response.content.decode()
     assert response.status_code < 500 and "Choose a day from 1970-01-01" in html and "rude one" not in html
+    # no download of "these flags" while the filters are wrong (the link saved the error page as a file)
+    assert 'data-testid="export-jsonl"' not in html
+    assert 'data-testid="export-jsonl"' in client.get(_queue() + "?axis=toxicity").content.decode()
 
 
 def test_filters_are_remembered_per_user_and_never_shared(client, application, curator, curator2):
