@@ -151,7 +151,8 @@ def promote(request: HttpRequest, pk: int) -> HttpResponse:
     case = _case(request, pk)
     form = PromoteForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Choose a label to promote.")
+        why = form.errors.get("rationale")
+        messages.error(request, f"Not promoted: the reason: {why[0]}" if why else "Choose a label to promote.")
         return redirect(_case_url(request, case.pk))
     chosen = CaseLabel.objects.filter(case=case, pk=form.cleaned_data["label_id"]).first()
     if chosen is None:

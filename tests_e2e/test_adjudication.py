@@ -56,9 +56,11 @@ def test_claim_label_and_promote_to_gold(page, queued_case):
     labels.get_by_role("button", name="Promote “unreliable” to gold").click()
     gold = page.get_by_test_id("gold")
     expect(gold).to_contain_text("Current: unreliable (revision 1)")
+    labels.get_by_label("Why promote “contradicted” (optional)").fill("dan found the host log")
     labels.get_by_role("button", name="Promote “contradicted” to gold").click()
     expect(gold).to_contain_text("Current: contradicted (revision 2)")
-    expect(gold.get_by_role("row")).to_have_count(3)  # header + two revisions
+    expect(gold).to_contain_text("dan found the host log")
+    expect(gold.get_by_role("row")).to_have_count(4)  # header + two revisions + the second one's reason
     assert violations == []
 
 

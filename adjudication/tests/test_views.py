@@ -100,6 +100,8 @@ def test_promote_to_gold_and_history(client, application, curator, curator2, cur
     mine = label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
     theirs = label_submit(application=application, case=case, reviewer=curator2, label="unreliable", rationale="r")
     client.force_login(curator)
+    page = client.get(url("case", application, case.pk)).content.decode()
+    assert 'name="rationale"' in page and f'id="why-{theirs.pk}"' in page  # a reason can go with the promotion
     client.post(url("promote", application, case.pk), {"label_id": mine.pk})
     client.post(url("promote", application, case.pk), {"label_id": theirs.pk, "rationale": "host log"})
     assert list(GoldLabelRevision.objects.order_by("revision").values_list("label", flat=True)) == ["reliable", "unreliable"]
