@@ -40,10 +40,11 @@ def member_required(role: str = Role.VIEWER) -> Callable:
                 membership = membership_get(user=request.user, slug=app_slug)
             except NotFound as exc:
                 raise Http404("No such application.") from exc
-            if not membership.has_role(role):
-                raise PermissionDenied(f"This needs the {role} role.")
+            # Set before the role check, so a refusal's page keeps the member's navigation.
             request.application = membership.application
             request.membership = membership
+            if not membership.has_role(role):
+                raise PermissionDenied(f"This needs the {role} role.")
             return view(request, *args, **kwargs)
 
         wrapper.required_role = role

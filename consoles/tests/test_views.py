@@ -91,3 +91,21 @@ def test_healthz_is_503_when_the_database_is_unreachable(client):
 def test_vendored_htmx_is_served(client):
     response = client.get("/static/consoles/htmx.min.js")
     assert response.status_code == 200
+
+
+def test_a_refusal_is_a_page_of_the_console_that_says_why(client, viewer, application):
+    client.force_login(viewer)
+    response = client.get(reverse("sampling:plan_new", args=[application.slug]))
+    html = response.content.decode()
+    assert response.status_code == 403
+    assert "This needs the curator role." in html  # the reason, not a bare "403 Forbidden"
+    assert 'class="topbar"' in html and f'href="/a/{application.slug}/"' in html  # navigation kept
+
+
+def test_not_found_is_a_page_of_the_console_that_names_nothing(client, viewer, application):
+    other = ApplicationFactory(slug="initech", name="Initech secret")
+    client.force_login(viewer)
+    response = client.get(f"/a/{other.slug}/flags/")
+    html = response.content.decode()
+    assert response.status_code == 404 and "Not found" in html and 'class="topbar"' in html
+    assert "Initech" not in html
