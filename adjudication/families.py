@@ -18,6 +18,8 @@ records that share an agent event. Read-side only, nothing is persisted.
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from consoles.text import count
+
 from .evidence import AGENT_CHANNEL, EvidenceRecord
 
 REASON_GROUP = "correlation_group"
@@ -164,10 +166,6 @@ _REASON_PROSE = {
 }
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def family_sentence(family: Family) -> str:
     """'family 2 — 3 records, counted as ONE source: same agent turn (event e-7)'."""
     by_kind: dict[str, list[str]] = {}
@@ -178,7 +176,7 @@ def family_sentence(family: Family) -> str:
         for value in by_kind.get(kind, []):
             parts.append(_REASON_PROSE[kind].format(value=value))
     why = "; ".join(parts) if parts else "they share a source"
-    return f"family {family.number} — {_plural(family.size, 'record')}, counted as ONE source: {why}"
+    return f"family {family.number} — {count(family.size, 'record')}, counted as ONE source: {why}"
 
 
 def explain_families(family_map: FamilyMap) -> list[str]:

@@ -9,6 +9,7 @@ from datetime import date
 from adjudication.agreement import MIN_KAPPA_CASES
 from adjudication.selectors import agreement_by_day, gold_promotions_by_day
 from consoles.models import Application
+from consoles.text import count
 from feedback.models import FlagStatus, Verdict
 from feedback.selectors import (
     capture_volume_by_day,
@@ -171,7 +172,7 @@ def delays(application: Application, days: list[date]) -> Section:
         ))
         q = result.overall.quantiles
         section.note = (
-            f"Over the range ({result.overall.count:,} decisions): median {_duration(q[0.5])}, "
+            f"Over the range ({count(result.overall.count, 'decision')}): median {_duration(q[0.5])}, "
             f"90th percentile {_duration(q[0.9])}."
         )
     return section
@@ -204,7 +205,7 @@ def captures(application: Application, days: list[date]) -> Section:
             categories=[_day_label(d) for d in days],
             series=[Series(name, values[name]) for name in names],
         ))
-        section.note = f"{sum(sum(values[n]) for n in names):,} captures in this range."
+        section.note = f"{count(sum(sum(values[n]) for n in names), 'capture')} in this range."
     return section
 
 

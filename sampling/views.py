@@ -10,6 +10,7 @@ from django_tables2 import RequestConfig
 from consoles.access import member_required
 from consoles.errors import DomainError, NotFound
 from consoles.models import Role
+from consoles.text import count
 
 from .comparison import MIN_GOLD_LABELS
 from .forms import CompareForm, PlanForm
@@ -91,7 +92,7 @@ def plan_new(request: HttpRequest) -> HttpResponse:
                     application=application, actor=request.user, **form.cleaned_data
                 )
                 if created:
-                    messages.success(request, f"Plan made: {plan.selected_count} cases selected.")
+                    messages.success(request, f"Plan made: {count(plan.selected_count, 'case')} selected.")
                 else:
                     messages.info(
                         request, "Nothing changed since an identical plan was made; here it is."

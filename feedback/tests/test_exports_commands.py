@@ -129,7 +129,7 @@ def test_erase_subject_lists_the_stale_exports(approved, tmp_path):
     out = tmp_path / "acme.jsonl"
     run("export_flags", "--application", "acme", "--out", str(out))
     stdout, _ = run("erase_subject", "--application", "acme", "--session-id", "sess_1", "--requested-by", "ticket-42")
-    assert "Erased 1 flags" in stdout and str(out) in stdout
+    assert "Erased 1 flag (" in stdout and str(out) in stdout
     assert not Flag.objects.exists()
     assert ExportManifest.objects.get().is_stale
     assert ErasureRecord.objects.get().requested_by == "ticket-42"

@@ -138,6 +138,9 @@ def test_the_cron_command_sums_the_ended_days_once(history):
     out = StringIO()
     call_command("sum_history", "--days", "5", "--json", stdout=out)
     assert '"summed": 0, "stored": 5' in out.getvalue()
+    out = StringIO()
+    call_command("sum_history", "--application", history.slug, "--days", "6", stdout=out)
+    assert out.getvalue().strip() == f"{history.slug}: 1 day summed, 5 already stored"
 
 
 @pytest.mark.parametrize(

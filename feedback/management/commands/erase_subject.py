@@ -4,6 +4,7 @@ import json
 
 from consoles.management.base import DomainCommand
 from consoles.selectors import application_get
+from consoles.text import count
 from feedback.services import subject_erase
 
 from ..exports_cli import operator_name
@@ -52,8 +53,9 @@ class Command(DomainCommand):
             self.stdout.write(json.dumps(summary, indent=2, sort_keys=True))
             return
         self.stdout.write(
-            f"Erased {record.flags_deleted} flags ({record.events_deleted} events, "
-            f"{record.reviews_deleted} reviews, {record.bank_entries_removed} exemplar-bank entries) "
+            f"Erased {count(record.flags_deleted, 'flag')} ({count(record.events_deleted, 'event')}, "
+            f"{count(record.reviews_deleted, 'review')}, "
+            f"{count(record.bank_entries_removed, 'exemplar-bank entry', 'exemplar-bank entries')}) "
             f"of that {record.kind.replace('_', ' ')} in {application.slug}; erasure #{record.pk}."
         )
         if record.stale_exports:

@@ -11,6 +11,7 @@ import json
 from consoles.errors import InvalidInput, NotFound
 from consoles.management.base import DomainCommand
 from consoles.models import Application
+from consoles.text import count
 from feedback.history import history_days_sum
 
 MAX_DAYS = 366
@@ -38,4 +39,4 @@ class Command(DomainCommand):
             if options["json"]:
                 self.stdout.write(json.dumps({"application": application.slug, "summed": summed, "stored": stored}))
             else:
-                self.stdout.write(f"{application.slug}: {summed} days summed, {stored} already stored")
+                self.stdout.write(f"{application.slug}: {count(summed, 'day')} summed, {stored} already stored")

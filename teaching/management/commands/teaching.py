@@ -24,6 +24,7 @@ from consoles.errors import InvalidInput, NotFound
 from consoles.management.base import DomainCommand
 from consoles.models import Application
 from consoles.selectors import application_get
+from consoles.text import count
 from teaching import selectors, services
 from teaching.models import ProposalState
 
@@ -117,7 +118,7 @@ class Command(DomainCommand):
         if options["json"]:
             self._emit_json({"created": result.created, "unchanged": result.unchanged, "ineligible": result.ineligible})
             return
-        self.stdout.write(f"Imported {result.created} candidates ({result.unchanged} already present).")
+        self.stdout.write(f"Imported {count(result.created, 'candidate')} ({result.unchanged} already present).")
         for candidate_id, gates in result.ineligible.items():
             self.stdout.write(f"  not eligible: {candidate_id} (failing gates: {', '.join(gates)})")
 
