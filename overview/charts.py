@@ -107,7 +107,9 @@ def backlog(application: Application, days: list[date], today: date) -> Section:
             categories=categories,
             series=[Series(k, flows[k]) for k in keys],
         ))
-    section.note = f"Pending at the end of {_day_label(shown[-1])}: {levels[-1]:,} (at the start of the range: {levels[0]:,})."
+    # levels[0] is the first day's end, not the range's start: say which day it is.
+    section.note = (f"Pending at the end of {_day_label(shown[-1])}: {levels[-1]:,} "
+                    f"(at the end of {_day_label(shown[0])}: {levels[0]:,}).")
     return section
 
 

@@ -1,4 +1,4 @@
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 from django.urls import reverse
@@ -7,6 +7,7 @@ from django.utils import timezone
 from consoles.democlock import demo_clock
 from consoles.testing import assert_sealed
 from consoles.tests.factories import ApiTokenFactory, ApplicationFactory
+from feedback.models import Flag
 from feedback.services import Actor, flag_review, flag_submit
 
 pytestmark = pytest.mark.django_db
@@ -120,3 +121,14 @@ def test_the_application_home_and_navigation_link_to_the_overview(client, applic
     client.force_login(viewer)
     html = client.get(reverse("application_home", args=["acme"])).content.decode()
     assert html.count(f'href="{_url()}"') == 2
+
+
+def test_the_backlog_note_names_the_day_of_each_figure(client, application, viewer):
+    _flags(application, 2)  # pending: one about 3 hours ago, one a day earlier
+    client.force_login(viewer)
+    today = datetime.now(UTC).date()
+    yesterday = today - timedelta(days=1)
+    by_yesterday = Flag.objects.filter(created_at__lt=datetime.combine(today, time.min, tzinfo=UTC)).count()
+    html = client.get(_url(**{"from": yesterday.isoformat(), "to": today.isoformat()})).content.decode()
+    # the first figure is the end of the range's first day (it said "the start of the range")
+    assert f"Pending at the end of {today:%b %d}: 2 (at the end of {yesterday:%b %d}: {by_yesterday})." in html
