@@ -69,7 +69,7 @@ def test_another_applications_flags_are_never_counted(client, application, viewe
     _flags(application, 3)
     client.force_login(viewer)
     html = client.get(_url()).content.decode()
-    assert "Pending at the end of" in html and ": 3 (at the start" in html
+    assert "Pending at the end of" in html and ": 3 (at the end of" in html
     assert 'data-testid="empty-decisions"' in html
 
 
