@@ -4,6 +4,7 @@ from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django_tables2 import RequestConfig
@@ -121,12 +122,17 @@ def proposal_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
                 messages.success(request, "Decision recorded.")
                 return redirect("teaching:proposal", app_slug=application.slug, proposal_id=proposal_id)
             form = DecisionForm()
-    else:
+    elif "decision" in form.errors:
         error = "Choose accept, reject or withdraw."
+    else:
+        error = "Not recorded: see the note."
     proposal = selectors.proposal_get(application=application, proposal_id=proposal_id)
     context = _proposal_context(request, proposal, form=form, error=error)
     if request.htmx:
-        return render(request, "teaching/proposal.html#status", context)
+        # The status panel where the buttons were, and the history (a new event) beside it.
+        status = render_to_string("teaching/proposal.html#status", context, request)
+        history = render_to_string("teaching/proposal.html#history", {**context, "oob": True}, request)
+        return HttpResponse(status + history)
     return render(request, "teaching/proposal.html", context, status=422 if error else 200)
 
 

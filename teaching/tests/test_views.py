@@ -91,6 +91,17 @@ def test_htmx_reject_swaps_the_status_panel(client, curator, pending):
     assert response.status_code == 200 and body.lstrip().startswith('<section class="card" id="proposal-status"')
     assert 'data-state="rejected"' in body and "&lt;b&gt;no&lt;/b&gt;" in body and "<b>no</b>" not in body
     assert CorpusEntry.objects.count() == 2
+    # the history beside the panel is swapped too (out of band), with the new event
+    history = body[body.index('id="proposal-history"') - 30:]
+    assert 'hx-swap-oob="true"' in history and "→ rejected" in history
+
+
+def test_a_note_too_long_is_refused_on_the_note_not_on_the_decision(client, curator, pending):
+    client.force_login(curator)
+    url = reverse("teaching:decide", args=["acme", pending.proposal_id])
+    body = client.post(url, {"decision": "reject", "note": "x" * 2001}, HTTP_HX_REQUEST="true").content.decode()
+    assert "Not recorded: see the note." in body and "Choose accept, reject or withdraw" not in body
+    assert "at most 2000 characters" in body
 
 
 def test_accept_on_a_non_equivalent_proposal_is_refused_with_an_explicit_error(client, curator, regressed):
