@@ -1,5 +1,7 @@
 """Browser tests for adjudication: claim next, label (independently), promote to gold."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
@@ -128,3 +130,18 @@ def test_the_case_lists_fit_a_phone_and_their_tables_scroll_in_place(new_page, q
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     region = page.get_by_role("region").first
     assert region.evaluate("r => r.scrollWidth > r.clientWidth")  # the table scrolls inside its region
+
+
+def test_enter_in_the_search_box_makes_one_request_and_one_history_entry(page, queued_case):
+    login(page, "cora")
+    page.goto("/a/acme/cases/")
+    answered = []
+    page.on("response", lambda r: answered.append(r.url) if "/cases/?" in r.url else None)
+    box = page.locator("form.filters input[name=q]")
+    box.fill("mined")
+    box.press("Enter")  # fires both "change" and "submit"
+    expect(page).to_have_url(re.compile(r"q=mined"))
+    page.wait_for_timeout(500)
+    assert len(answered) == 1, answered
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/cases/$"))
