@@ -94,6 +94,7 @@ def test_htmx_reject_swaps_the_status_panel(client, curator, pending):
     # the history beside the panel is swapped too (out of band), with the new event
     history = body[body.index('id="proposal-history"') - 30:]
     assert 'hx-swap-oob="true"' in history and "→ rejected" in history
+    assert f"Rejected by {curator.get_username()} on " in body  # it said "Reject by"
 
 
 def test_a_note_too_long_is_refused_on_the_note_not_on_the_decision(client, curator, pending):
