@@ -18,7 +18,7 @@ from consoles.errors import Conflict, DomainError, InvalidInput, NotFound
 from consoles.models import Role
 
 from .forms import FILTER_KEYS, BulkRejectForm, FlagFilterForm, ReviewForm
-from .models import Flag, FlagStatus
+from .models import Flag, FlagStatus, Verdict
 from .selectors import (
     FlagFilters,
     flag_events,
@@ -127,6 +127,24 @@ def queue(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+_CHANGE_NAMES = {"capture_label": "label", "twin_prompt": "twin prompt", "twin_answer": "twin answer",
+                 "attack_family": "attack family"}
+_CHANGE_VALUES = {"verdict": dict(Verdict.choices)}
+_CHANGE_HIDDEN = {"status", "note", "reason", "capture_max_items"}  # shown elsewhere in the row, or internal
+
+
+def _change_lines(event) -> list[tuple[str, object, object]]:
+    """An event's field changes as people read them: (field, before, after)."""
+    lines = []
+    for name, change in (event.changes or {}).items():
+        if name in _CHANGE_HIDDEN or not isinstance(change, list | tuple) or len(change) != 2:
+            continue
+        labels = _CHANGE_VALUES.get(name, {})
+        before, after = (labels.get(v, v) if isinstance(v, str) else v for v in change)
+        lines.append((_CHANGE_NAMES.get(name, name), before, after))
+    return lines
+
+
 def _detail_context(request: HttpRequest, flag: Flag) -> dict:
     context = _queue_context(request, current=flag)
     previous, following = flag_neighbours(application=request.application, flag=flag,
@@ -135,7 +153,7 @@ def _detail_context(request: HttpRequest, flag: Flag) -> dict:
     slug = request.application.slug
     context.update(
         flag=flag,
-        events=list(flag_events(flag=flag)),
+        events=[(event, _change_lines(event)) for event in flag_events(flag=flag)],
         problem_label={p["key"]: p["label"] for p in request.application.problems}.get(flag.problem, flag.problem),
         author_label=AUTHOR_LABELS.get(flag.author_kind, flag.author_kind),
         scores=sorted(flag.detector_scores.items()),

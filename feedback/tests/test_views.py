@@ -193,3 +193,14 @@ def test_the_detail_page_query_count_is_bounded(client, application, curator, dj
     client.force_login(curator)
     with django_assert_max_num_queries(14):
         assert client.get(_detail(flag)).status_code == 200
+
+
+def test_the_history_shows_changed_values_as_people_read_them(client, application, curator):
+    flag = FlagFactory(application=application)
+    client.force_login(curator)
+    client.post(reverse("feedback:review", args=[application.slug, flag.public_id]),
+                {"decision": "approved", "version": flag.version, "axis": "hallucination",
+                 "verdict": "false_positive", "note": "over-flagged"})
+    html = client.get(_detail(flag)).content.decode()
+    assert "verdict — → False positive (an over-flag)" in html and "false_positive" not in html.split("History")[-1]
+    assert ": “over-flagged”" in html
