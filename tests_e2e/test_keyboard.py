@@ -117,7 +117,7 @@ def test_the_focus_ring_and_the_pending_badge_are_legible(page, queue):
     page.keyboard.press("Tab")  # focus by keyboard: :focus-visible applies
     expect(link).to_be_focused()
     ring = link.evaluate("e => getComputedStyle(e).outlineColor")
-    card = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    card = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")  # the page, under the table
     assert page.evaluate(CONTRAST, [ring, card]) >= 3  # WCAG 1.4.11, non-text contrast
     badge = page.locator("#queue-rows .badge.pending").first
     colours = badge.evaluate("e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]")
