@@ -215,7 +215,7 @@ def write_drafts(directory: Path, files: Mapping[str, str]) -> list[Path]:
     touched.
     """
     directory = Path(directory).expanduser()
-    if not directory.is_dir():
+    if directory.exists() and not directory.is_dir():
         raise ExportPathError(f"Cannot write drafts: {directory} is not a directory.", fields={"out": "not a directory"})
     targets = {name: directory / name for name in files}
     for name, target in targets.items():
@@ -224,6 +224,11 @@ def write_drafts(directory: Path, files: Mapping[str, str]) -> list[Path]:
                 f"Refusing to overwrite {target}: it is not a draft written by the console.",
                 fields={"out": f"{name} is not a draft"},
             )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)  # a new directory per export run is the usual case
+    except OSError as exc:
+        raise ExportPathError(f"Cannot write drafts: cannot create {directory} ({exc.strerror}).",
+                              fields={"out": "cannot be created"}) from exc
     written = []
     for name, text in sorted(files.items()):
         atomic_write(targets[name], [text.encode()])

@@ -803,12 +803,17 @@ def subject_erase(
     """
     errors: dict[str, str] = {}
     given = {k: v for k, v in {"session_id": session_id, "end_user_ref": end_user_ref}.items() if v}
+    blank = [kind for kind, value in given.items() if not value.strip()]
+    for kind in blank:
+        errors[kind] = "must not be blank"
     if len(given) != 1:
         errors["subject"] = "Give exactly one of a session id or an end-user reference."
     if not (requested_by or "").strip():
         errors["requested_by"] = "Say who asked for the erasure."
     if errors:
-        raise InvalidInput(next(iter(errors.values())), fields=errors)
+        # A blank subject would record an erasure of nobody.
+        message = f"{blank[0]}: must not be blank." if blank else next(iter(errors.values()))
+        raise InvalidInput(message, fields=errors)
     kind, value = next(iter(given.items()))
     now = timezone.now()
     with transaction.atomic():

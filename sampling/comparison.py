@@ -22,6 +22,7 @@ from .policy import DEFAULT_MAX_PER_PATTERN, CaseInput, make_plan
 MIN_GOLD_LABELS = 20
 DEFAULT_DRAWS = 1000
 MAX_DRAWS = 100_000
+MAX_SEED = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 from django import forms
 
-from .comparison import DEFAULT_DRAWS
+from .comparison import DEFAULT_DRAWS, MAX_SEED
 from .policy import DEFAULT_MAX_PER_PATTERN
 from .services import MAX_BUDGET, MAX_PER_PATTERN_LIMIT
 
@@ -24,5 +24,5 @@ class PlanForm(forms.Form):
 
 class CompareForm(forms.Form):
     budget = forms.IntegerField(label="Top K", min_value=1, max_value=MAX_BUDGET, initial=10)
-    seed = forms.IntegerField(min_value=0, max_value=2**31 - 1, initial=0)
+    seed = forms.IntegerField(min_value=0, max_value=MAX_SEED, initial=0)
     draws = forms.IntegerField(min_value=1, max_value=SCREEN_MAX_DRAWS, initial=DEFAULT_DRAWS)

@@ -18,7 +18,15 @@ from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
 from feedback.selectors import case_refs_with_disagreement
 
-from .comparison import DEFAULT_DRAWS, MAX_DRAWS, MIN_GOLD_LABELS, Comparison, LabelledCase, compare
+from .comparison import (
+    DEFAULT_DRAWS,
+    MAX_DRAWS,
+    MAX_SEED,
+    MIN_GOLD_LABELS,
+    Comparison,
+    LabelledCase,
+    compare,
+)
 from .gapcache import NO_EVIDENCE, decode_id_list, gaps_by_case
 from .models import EnqueueOutcome, PlanPattern, PlanSelection, SamplingPlan
 from .policy import DEFAULT_MAX_PER_PATTERN, CaseInput, normalize_strategies
@@ -122,6 +130,8 @@ def sampling_comparison(
         fields["draws"] = f"must be from 1 to {MAX_DRAWS}"
     if max_per_pattern < 1:
         fields["max_per_pattern"] = "must be at least 1"
+    if not 0 <= seed <= MAX_SEED:
+        fields["seed"] = f"must be from 0 to {MAX_SEED}"  # as the screen's form says
     if fields:
         raise InvalidInput("The comparison's parameters are not valid.", fields=fields)
     count = gold_labelled_count(application=application)

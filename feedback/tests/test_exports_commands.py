@@ -32,7 +32,7 @@ def approved(application, curator):
 def test_export_flags_writes_the_file_and_its_manifest_without_a_progress_bar_off_a_tty(approved, tmp_path):
     out = tmp_path / "acme.jsonl"
     stdout, stderr = run("export_flags", "--application", "acme", "--out", str(out))
-    assert f"Exported 1 flags to {out}" in stdout
+    assert f"Exported 1 flag to {out}" in stdout
     assert stderr == ""  # not a terminal: no progress bar (cron mails stay clean)
     assert json.loads(out.read_text())["id"] == approved.public_id
     assert read_manifest(out)["rows"] == 1
@@ -56,7 +56,7 @@ def test_export_flags_since_last(approved, application, curator, tmp_path):
     newer = FlagFactory(application=application)
     flag_review(flag=newer, reviewer=curator, status="approved", version=newer.version)
     stdout, _ = run("export_flags", "--application", "acme", "--out", str(tmp_path / "2.jsonl"), "--since-last")
-    assert "Exported 1 flags changed since" in stdout
+    assert "Exported 1 flag changed since" in stdout
     assert [json.loads(line)["id"] for line in (tmp_path / "2.jsonl").read_text().splitlines()] == [newer.public_id]
 
 
@@ -96,11 +96,21 @@ def test_export_flags_failure_midway_exits_1_and_leaves_no_file(approved, tmp_pa
 
 def test_export_drafts_writes_three_deterministic_files(approved, tmp_path):
     stdout, _ = run("export_drafts", "--application", "acme", "--out", str(tmp_path))
-    assert "Wrote 1 reviewed items" in stdout
+    assert "Wrote 1 reviewed item as drafts" in stdout
     first = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert len(first) == 3
     run("export_drafts", "--application", "acme", "--out", str(tmp_path))
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
+
+
+def test_export_drafts_creates_the_directory_it_is_given(approved, tmp_path):
+    out = tmp_path / "acme-drafts" / "2026-11"
+    stdout, _ = run("export_drafts", "--application", "acme", "--out", str(out))
+    assert len(list(out.iterdir())) == 3 and str(out) in stdout
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(CommandError) as exc:
+        run("export_drafts", "--application", "acme", "--out", str(tmp_path / "a-file"))
+    assert exc.value.returncode == 2 and "is not a directory" in str(exc.value)
 
 
 def test_export_drafts_never_overwrites_an_authoritative_file(approved, tmp_path):
@@ -120,7 +130,7 @@ def test_purge_expired_reports_counts_and_is_repeatable(approved, application):
     application.save()
     Flag.objects.update(created_at=timezone.now() - timedelta(days=8))
     stdout, _ = run("purge_expired")
-    assert "acme: deleted 1 flags" in stdout
+    assert "acme: deleted 1 flag created before" in stdout
     again, _ = run("purge_expired", "--json")
     assert json.loads(again)[0]["flags_deleted"] == 0
 
@@ -142,3 +152,7 @@ def test_erase_subject_needs_one_subject_and_a_known_application(approved):
         run("erase_subject", "--application", "nope", "--session-id", "sess_1")
     assert exc.value.returncode == 2
     assert Flag.objects.count() == 1
+    with pytest.raises(CommandError) as exc:  # a blank reference would record an erasure of nobody
+        run("erase_subject", "--application", "acme", "--end-user-ref", "  ", "--requested-by", "ticket-43")
+    assert exc.value.returncode == 2 and "end_user_ref: must not be blank" in str(exc.value)
+    assert Flag.objects.count() == 1 and not ErasureRecord.objects.exists()

@@ -102,3 +102,9 @@ def test_compare_sampling_refuses_a_budget_as_large_as_the_labelled_set(applicat
     with pytest.raises(CommandError) as exc:
         run("compare_sampling", "--application", "acme", "--budget", "32", "--seed", "1")
     assert exc.value.returncode == 2 and "smaller than the 32" in str(exc.value)
+
+
+def test_compare_sampling_refuses_a_seed_the_screen_refuses(application):
+    with pytest.raises(CommandError) as exc:
+        run("compare_sampling", "--application", "acme", "--budget", "5", "--seed", "-1")
+    assert exc.value.returncode == 2 and "seed: must be from 0 to 2147483647" in str(exc.value)

@@ -8,6 +8,7 @@ from django.db import DatabaseError
 
 from consoles.management.base import DomainCommand
 from consoles.selectors import application_get
+from consoles.text import count
 from feedback.services import drafts_export, export_manifest_document
 
 from ..exports_cli import operator_name
@@ -39,4 +40,4 @@ class Command(DomainCommand):
             self.stdout.write(json.dumps(document, indent=2, sort_keys=True))
             return
         files = ", ".join(manifest.filters.get("files", []))
-        self.stdout.write(f"Wrote {manifest.row_count} reviewed items as drafts under {manifest.path}: {files}.")
+        self.stdout.write(f"Wrote {count(manifest.row_count, 'reviewed item')} as drafts under {manifest.path}: {files}.")

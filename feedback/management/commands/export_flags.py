@@ -11,6 +11,7 @@ from consoles.errors import InvalidInput
 from consoles.files import check_export_target, manifest_path
 from consoles.management.base import DomainCommand
 from consoles.selectors import application_get
+from consoles.text import count
 from feedback.services import export_manifest_document, flags_export_file
 
 from ..exports_cli import add_filter_arguments, filters_from_options, operator_name
@@ -68,6 +69,6 @@ class Command(DomainCommand):
             return
         increment = f" changed since {document['since']}" if manifest.since else ""
         self.stdout.write(
-            f"Exported {manifest.row_count} flags{increment} to {manifest.path} "
+            f"Exported {count(manifest.row_count, 'flag')}{increment} to {manifest.path} "
             f"(manifest {manifest_path(Path(manifest.path))}, sha256 {manifest.sha256})."
         )

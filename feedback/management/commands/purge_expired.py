@@ -3,6 +3,7 @@
 import json
 
 from consoles.management.base import DomainCommand
+from consoles.text import count
 from feedback.services import flags_purge_expired
 
 from ..exports_cli import operator_name
@@ -39,8 +40,8 @@ class Command(DomainCommand):
             self.stdout.write("No application has a retention period; nothing to purge.")
         for row in rows:
             self.stdout.write(
-                f"{row['application_id']}: deleted {row['flags_deleted']} flags created before "
-                f"{row['cutoff']} ({row['events_deleted']} events, {row['reviews_deleted']} reviews)."
+                f"{row['application_id']}: deleted {count(row['flags_deleted'], 'flag')} created before "
+                f"{row['cutoff']} ({count(row['events_deleted'], 'event')}, {count(row['reviews_deleted'], 'review')})."
             )
             for path in row["stale_exports"]:
                 self.stdout.write(f"  stale export (regenerate it): {path}")
