@@ -109,3 +109,12 @@ def test_not_found_is_a_page_of_the_console_that_names_nothing(client, viewer, a
     html = response.content.decode()
     assert response.status_code == 404 and "Not found" in html and 'class="topbar"' in html
     assert "Initech" not in html
+
+
+@pytest.mark.parametrize(("url_name", "section"), [("feedback:queue", "Flags"), ("adjudication:index", "Cases"),
+                                                   ("overview:index", "Overview"), ("exemplars:bank", "Bank")])
+def test_the_top_bar_marks_the_section_the_user_is_in(client, curator, application, url_name, section):
+    client.force_login(curator)
+    html = client.get(reverse(url_name, args=[application.slug])).content.decode()
+    # the section the page is in (the sub-navigation and the switcher mark their own "page")
+    assert html.count('aria-current="true"') == 1 and f'aria-current="true">{section}</a>' in html
