@@ -115,6 +115,6 @@ def test_not_found_is_a_page_of_the_console_that_names_nothing(client, viewer, a
                                                    ("overview:index", "Overview"), ("exemplars:bank", "Bank")])
 def test_the_top_bar_marks_the_section_the_user_is_in(client, curator, application, url_name, section):
     client.force_login(curator)
-    html = client.get(reverse(url_name, args=[application.slug])).content.decode()
+    html = client.get(reverse(url_name, args=[application.slug]), follow=True).content.decode()
     # the section the page is in (the sub-navigation and the switcher mark their own "page")
     assert html.count('aria-current="true"') == 1 and f'aria-current="true">{section}</a>' in html
