@@ -68,13 +68,18 @@ def _case_url(request: HttpRequest, pk: int) -> str:
 @member_required()
 def index(request: HttpRequest) -> HttpResponse:
     form = CaseFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
-    qs = case_list(
-        application=request.application,
-        q=filters.get("q", ""),
-        status=filters.get("status", ""),
-        strategy=filters.get("strategy", ""),
-    )
+    if form.is_bound and not form.is_valid():
+        # Say what is wrong and list nothing: all cases under a filter the user
+        # believes is applied would read as the filter's result.
+        qs = Case.objects.none()
+    else:
+        filters = form.cleaned_data if form.is_bound else {}
+        qs = case_list(
+            application=request.application,
+            q=filters.get("q", ""),
+            status=filters.get("status", ""),
+            strategy=filters.get("strategy", ""),
+        )
     page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -178,7 +183,14 @@ def promote(request: HttpRequest, pk: int) -> HttpResponse:
 def enqueue(request: HttpRequest, pk: int) -> HttpResponse:
     case = _case(request, pk)
     form = EnqueueForm(request.POST)
-    reason = form.cleaned_data["selection_reason"] if form.is_valid() else MANUAL_REASON
+    if form.is_valid():
+        reason = form.cleaned_data["selection_reason"]
+    elif (request.POST.get("selection_reason") or "").strip():
+        # A reason was given but refused (too long): say so rather than file it as "manual".
+        messages.error(request, f"Not added to the queue: the reason: {form.errors['selection_reason'][0]}")
+        return redirect(_case_url(request, case.pk))
+    else:
+        reason = MANUAL_REASON
     try:
         entry = queue_enqueue(application=request.application, case=case, selection_reason=reason, actor=request.user)
     except DomainError as exc:

@@ -142,6 +142,10 @@ def test_case_list_filters_and_htmx_partial(client, application, curator, django
     partial = client.get(url("index", application), {"q": "rare"}, HTTP_HX_REQUEST="true")
     html = partial.content.decode()
     assert "<html" not in html and "special" in html and "c1<" not in html
+    # a filter that is not valid says so and lists nothing (it listed every case)
+    bad = client.get(url("index", application), {"status": "bogus"}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'data-testid="filter-errors"' in bad and "Select a valid choice" in bad and "0 cases" in bad
+    assert "special" not in bad
 
 
 def test_agreement_page_gate_and_figures(client, application, curator):
@@ -174,3 +178,17 @@ def test_home_cards(client, application, curator, curator2):
     html = client.get(reverse("application_home", args=[application.slug])).content.decode()
     assert 'data-testid="count-open-queue-entries">1<' in html
     assert 'data-testid="count-cases-needing-a-second-label">1<' in html
+
+
+def test_refused_inputs_on_the_case_page_are_named_not_swallowed(client, application, curator):
+    case = _case(application)
+    client.force_login(curator)
+    response = client.post(url("enqueue", application, case.pk), {"selection_reason": "r" * 501}, follow=True)
+    assert "Not added to the queue: the reason: Ensure this value has at most 500 characters" in (
+        response.content.decode())
+    assert not QueueEntry.objects.filter(case=case).exists()  # it was filed as "manual"
+    client.post(url("enqueue", application, case.pk), {"selection_reason": ""})
+    assert QueueEntry.objects.get(case=case).selection_reason == "manual"  # empty still means manual
+    response = client.post(url("feedback", application, case.pk), {"disposition": "disagrees", "note": "n" * 5001})
+    assert response.status_code == 422 and "at most" in response.content.decode()
+    assert not CaseFeedback.objects.exists()
