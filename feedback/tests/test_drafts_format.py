@@ -137,4 +137,6 @@ def test_write_drafts_overwrites_its_own_drafts(tmp_path: Path):
     write_drafts(tmp_path, files)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
     with pytest.raises(ExportPathError, match="not a directory"):
-        write_drafts(tmp_path / "nope", files)
+        write_drafts(tmp_path / "eval-cases.draft.yaml", files)  # a file where the directory should be
+    written = write_drafts(tmp_path / "new" / "run-2", files)  # a directory that does not exist yet is made
+    assert sorted(p.name for p in written) == sorted(first)
