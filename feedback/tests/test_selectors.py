@@ -1,4 +1,4 @@
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
 
 import pytest
 from django.utils import timezone
@@ -13,7 +13,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def seven_flags(application):
-    base = timezone.now() - timedelta(days=1)
+    # Noon yesterday: a day's filters must not depend on the time of day the suite runs
+    # (now minus one day, plus minutes, crossed midnight when run just before it).
+    base = timezone.make_aware(datetime.combine(timezone.localdate() - timedelta(days=1), time(12)))
     # two share a timestamp so the id tie-breaker matters
     stamps = [base, base + timedelta(minutes=1), base + timedelta(minutes=1)] + [
         base + timedelta(minutes=m) for m in (2, 3, 4, 5)
