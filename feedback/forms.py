@@ -2,7 +2,7 @@
 
 from django import forms
 
-from consoles.dbfunctions import day_out_of_reach
+from consoles.errors import InvalidInput
 from consoles.models import Application
 
 from .models import AuthorKind, FlagStatus, Region, Verdict
@@ -29,18 +29,17 @@ class FlagFilterForm(forms.Form):
 
     def __init__(self, *args, application: Application, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.application = application
         self.fields["axis"].choices = _choices((a, a) for a in application.axes)
         self.fields["problem"].choices = _choices((p["key"], p["label"]) for p in application.problems)
 
     def clean(self) -> dict:
         data = super().clean()
-        start, end = data.get("created_from"), data.get("created_to")
-        for name, day in (("created_from", start), ("created_to", end)):
-            if day is not None and (why := day_out_of_reach(day)):
-                self.add_error(name, why)
-                return data
-        if start and end and start > end:
-            self.add_error("created_to", "The end is before the start.")
+        # The same rules as the API's (the days' range and order): the selector's own check.
+        try:
+            self.filters().validate(self.application)
+        except InvalidInput as exc:
+            exc.add_to_form(self)
         return data
 
     def filters(self) -> FlagFilters:
