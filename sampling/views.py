@@ -102,7 +102,8 @@ def plan_new(request: HttpRequest) -> HttpResponse:
             _add_errors(form, exc)
     context = {"form": form, "draft": draft}
     if request.htmx and request.htmx.target == "preview":
-        return render(request, "sampling/plan_new.html#preview", context)
+        # Only the preview is swapped: the form keeps its last errors, so the new ones are listed here.
+        return render(request, "sampling/plan_new.html#preview", {**context, "swapped": True})
     return render(request, "sampling/plan_new.html", context)
 
 

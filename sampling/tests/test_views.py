@@ -100,6 +100,16 @@ def test_bad_form_input_shows_errors_and_writes_nothing(client, curator, corpus)
     assert response.status_code == 200
     assert response.context["form"].errors.keys() == {"budget", "max_per_pattern"}
     assert SamplingPlan.objects.count() == 0
+    html = response.content.decode()
+    assert html.count("Enter a whole number.") == 1  # beside its field, not again under the form
+
+
+def test_htmx_preview_lists_the_errors_in_the_swapped_region(client, curator, corpus):
+    client.force_login(curator)
+    response = client.post(url("plan_new"), {"budget": 0, "max_per_pattern": 2, "preview": "1"},
+                           HTTP_HX_REQUEST="true", HTTP_HX_TARGET="preview")
+    html = response.content.decode()
+    assert "<html" not in html and 'role="alert"' in html and "Budget:" in html
 
 
 def test_an_empty_corpus_is_a_form_error(client, curator):
