@@ -68,7 +68,7 @@ def _profile_rows(application: Application, profiles: list[DetectorProfile]) -> 
 
 def _page(
     request: HttpRequest, *, status: int = 200, edited_profile_form: tuple[int, ProfileForm] | None = None,
-    **overrides,
+    unconfirmed_delete: int | None = None, **overrides,
 ) -> HttpResponse:
     application = request.application
     profiles = list(selectors.profile_list(application=application))
@@ -80,6 +80,9 @@ def _page(
         for row in rows:
             if row["profile"].pk == edited_profile_form[0]:
                 row["form"], row["open"] = edited_profile_form[1], True
+    for row in rows:
+        if row["profile"].pk == unconfirmed_delete:
+            row["delete_unconfirmed"], row["open"] = True, True
     context = {
         "bank_settings": bank_settings,
         "profiles": rows,
@@ -185,6 +188,9 @@ def profile_update(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def profile_delete(request: HttpRequest, pk: int) -> HttpResponse:
     profile = _profile_or_404(request, pk)
+    if request.POST.get("confirm") != "yes":
+        # The checkbox is required in the browser; a post without it deletes nothing.
+        return _page(request, status=400, unconfirmed_delete=profile.pk)
     services.profile_delete(profile=profile)
     messages.success(request, f"Detector profile {profile.name} deleted with its bank.")
     return redirect("exemplars:bank", app_slug=request.application.slug)

@@ -97,7 +97,7 @@ def test_curators_and_viewers_cannot_change_the_bank(client, application, curato
         client.force_login(user)
         assert client.post(url("settings", application), {"enabled": "on", "tau": "0.9"}).status_code == 403
         assert client.post(url("profile_create", application), {"new-name": "x", "new-axes": ["toxicity"]}).status_code == 403
-        assert client.post(url("profile_delete", application, profile.pk)).status_code == 403
+        assert client.post(url("profile_delete", application, profile.pk), {"confirm": "yes"}).status_code == 403
     assert not BankSettings.objects.exists() and DetectorProfile.objects.count() == 1
 
 
@@ -114,7 +114,10 @@ def test_an_admin_manages_profiles(client, application, admin, profile):
     assert response.status_code == 302 and DetectorProfile.objects.get(pk=profile.pk).axes == ["jailbreak"]
     response = client.post(url("profile_update", application, profile.pk), {f"{prefix}-name": "hummingbird"})
     assert response.status_code == 400 and DetectorProfile.objects.get(pk=profile.pk).axes == ["jailbreak"]
-    assert client.post(url("profile_delete", application, profile.pk)).status_code == 302
+    response = client.post(url("profile_delete", application, profile.pk))  # the box left unticked
+    assert response.status_code == 400 and "Tick the box to confirm; nothing was deleted." in response.content.decode()
+    assert DetectorProfile.objects.filter(pk=profile.pk).exists()
+    assert client.post(url("profile_delete", application, profile.pk), {"confirm": "yes"}).status_code == 302
     assert not DetectorProfile.objects.filter(pk=profile.pk).exists()
 
 
@@ -136,7 +139,8 @@ def test_the_bank_screens_are_sealed(client, tenant_pair):
         assert_sealed(client, tenant_pair.member_of_a, url(name, tenant_pair.b, *args), method=method)
     # A's admin cannot reach B's profile through A's URLs either.
     client.force_login(tenant_pair.member_of_a)
-    assert client.post(url("profile_delete", tenant_pair.a, profile.pk)).status_code == 404
+    assert client.post(url("profile_delete", tenant_pair.a, profile.pk), {"confirm": "yes"}).status_code == 404
+    assert DetectorProfile.objects.filter(pk=profile.pk).exists()
     assert DetectorProfile.objects.filter(pk=profile.pk).exists()
 
 
