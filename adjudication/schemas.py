@@ -1,7 +1,7 @@
 """Input shapes for cases, shared by the API and `manage.py import_cases`, so a
 line of a JSONL file and an API batch are validated by exactly the same rules."""
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -25,9 +25,18 @@ class Strict(StrictIn):
     """A misspelt field name is an error, not silently dropped data; no NUL in text."""
 
 
+def _not_blank(value: str) -> str:
+    # min_length=1 lets "  " through: a case id or a claim of spaces is no value at all.
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
 class ClaimIn(Strict):
     subject: str = Field(min_length=1, max_length=300)
     text: str = Field(min_length=1, max_length=20_000)
+
+    _present = field_validator("subject", "text")(_not_blank)
 
 
 class ReplayManifestIn(Strict):
@@ -53,6 +62,22 @@ class EvidenceIn(Strict):
     sensor: str = Field(default="", max_length=200)
     observed_at: datetime | None = None
 
+    _present = field_validator("evidence_id")(_not_blank)
+
+    @field_validator("observed_at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        # Without an offset the time would be read in the server's zone: a guess stored as fact.
+        if value.utcoffset() is None:
+            raise ValueError("needs a time zone offset, e.g. 2026-11-02T09:00:00Z or +01:00")
+        try:
+            value.astimezone(UTC)
+        except OverflowError:
+            raise ValueError("is out of range once converted to UTC") from None
+        return value
+
     @field_validator("source_event_id", "correlation_group")
     @classmethod
     def _blank_is_unknown(cls, value: str | None) -> str | None:
@@ -76,6 +101,8 @@ class CaseIn(Strict):
     context: str | None = Field(default=None, max_length=200)
     replay_manifest: ReplayManifestIn
     evidence: list[EvidenceIn] = Field(default_factory=list, max_length=MAX_EVIDENCE_PER_CASE)
+
+    _present = field_validator("case_id", "local_verdict")(_not_blank)
 
     @field_validator("mined_by")
     @classmethod

@@ -26,7 +26,8 @@ def _validation_fields(exc: ValidationError) -> dict[str, str]:
 
 
 def application_create(*, slug: str, name: str = "", **settings_fields) -> Application:
-    application = Application(slug=slug, name=name or slug, **settings_fields)
+    # A name of spaces would show as nothing in every list: it is no name, so the slug stands in.
+    application = Application(slug=slug, name=(name or "").strip() or slug, **settings_fields)
     try:
         application.full_clean(validate_unique=False)
     except ValidationError as exc:
@@ -71,6 +72,10 @@ def token_issue(
         raise InvalidInput("Give exactly one owner: an application or a user.")
     if not name.strip():
         raise InvalidInput("A token needs a name.", fields={"name": "required"})
+    limit = ApiToken._meta.get_field("name").max_length
+    if len(name.strip()) > limit:
+        # SQLite would store it whole and PostgreSQL refuse it mid-insert (a traceback).
+        raise InvalidInput(f"A token name has at most {limit} characters.", fields={"name": "too long"})
     kind = TokenKind.APPLICATION if application is not None else TokenKind.PERSONAL
     secret = token_generate(kind)
     with transaction.atomic():

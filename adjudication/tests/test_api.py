@@ -37,6 +37,16 @@ def test_bad_case_refuses_the_whole_batch_naming_the_field(client, application, 
     assert not Case.objects.exists()
 
 
+def test_a_time_without_a_time_zone_refuses_the_batch_as_the_import_does(client, application, app_token):
+    naive = case_payload("c2")
+    naive["evidence"][0]["observed_at"] = "2026-11-02T09:00:00"
+    response = post_cases(client, app_token, {"cases": [case_payload("c1"), naive]})
+    assert response.status_code == 422
+    fields = response.json()["error"]["fields"]
+    assert "time zone" in fields["cases.1.evidence.0.observed_at"], fields
+    assert not Case.objects.exists()
+
+
 def test_unknown_field_and_duplicate_evidence_ids_are_refused(client, application, app_token):
     typo = case_payload("c1", verdict="x")
     dup = case_payload("c2")

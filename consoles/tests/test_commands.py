@@ -29,6 +29,11 @@ def test_create_application_refuses_a_duplicate_and_a_bad_slug_with_exit_2():
         assert exc.value.returncode == 2
 
 
+def test_create_application_takes_the_slug_for_a_blank_name():
+    run("create_application", "shop", "--name", "   ")
+    assert Application.objects.get(slug="shop").name == "shop"
+
+
 def test_add_member_and_change_role():
     ApplicationFactory(slug="shop")
     UserFactory(username="ann")
@@ -73,6 +78,8 @@ def test_issue_personal_token_for_a_member():
         (["nope", "--name", "x"], "Unknown application 'nope'"),
         (["shop", "--user", "ghost", "--name", "x"], "Unknown user 'ghost'"),
         (["shop", "--user", "stranger", "--name", "x"], "not a member"),
+        # SQLite would keep all 101 characters; PostgreSQL would refuse the insert with a traceback.
+        (["shop", "--name", "n" * 101], "A token name has at most 100 characters."),
     ],
 )
 def test_issue_token_errors_are_clear_with_exit_2(args, message):

@@ -2,9 +2,10 @@
 
 import getpass
 import os
-from argparse import ArgumentParser
+from argparse import ArgumentParser, ArgumentTypeError
 from datetime import date
 
+from consoles.errors import InvalidInput
 from feedback.selectors import FlagFilters
 
 
@@ -14,6 +15,13 @@ def operator_name() -> str:
         return getpass.getuser()
     except (KeyError, OSError):  # a container without a passwd entry
         return f"uid:{os.getuid()}"
+
+
+def day_argument(value: str) -> date:
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ArgumentTypeError(f"not a day (YYYY-MM-DD): {value!r}") from None
 
 
 def add_filter_arguments(parser: ArgumentParser) -> None:
@@ -26,12 +34,15 @@ def add_filter_arguments(parser: ArgumentParser) -> None:
     parser.add_argument("--region", default="", help='"prompt" or "answer".')
     parser.add_argument("--problem", default="", help="Only flags with this problem key.")
     parser.add_argument("--author-kind", default="", help='"end_user", "operator" or "agent".')
-    parser.add_argument("--created-from", type=date.fromisoformat, help="First day (YYYY-MM-DD), inclusive.")
-    parser.add_argument("--created-to", type=date.fromisoformat, help="Last day (YYYY-MM-DD), inclusive.")
+    parser.add_argument("--created-from", type=day_argument, help="First day (YYYY-MM-DD), inclusive.")
+    parser.add_argument("--created-to", type=day_argument, help="Last day (YYYY-MM-DD), inclusive.")
 
 
 def filters_from_options(options: dict) -> FlagFilters:
     status = options["status"]
+    if not status.strip():
+        # Blank would mean "no status filter": every pending and rejected flag in the corpus.
+        raise InvalidInput("Invalid filter.", fields={"status": 'give a status, or "any" for every status'})
     return FlagFilters(
         status="" if status == "any" else status,
         axis=options["axis"],

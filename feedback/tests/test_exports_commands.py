@@ -156,3 +156,43 @@ def test_erase_subject_needs_one_subject_and_a_known_application(approved):
         run("erase_subject", "--application", "acme", "--end-user-ref", "  ", "--requested-by", "ticket-43")
     assert exc.value.returncode == 2 and "end_user_ref: must not be blank" in str(exc.value)
     assert Flag.objects.count() == 1 and not ErasureRecord.objects.exists()
+
+
+@pytest.mark.parametrize("out", ["", "   ", "exports/  "])
+def test_export_commands_refuse_a_blank_out(approved, tmp_path, monkeypatch, out):
+    """`--out "$DIR"` with DIR unset: nothing lands in the working directory as "." or a file named with spaces."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "exports").mkdir()
+    for command in ("export_flags", "export_drafts"):
+        with pytest.raises(CommandError) as exc:
+            run(command, "--application", "acme", "--out", out)
+        assert f"argument --out: give a path, not {out!r}" in str(exc.value) and "\n" not in str(exc.value)
+    assert [p.name for p in tmp_path.rglob("*")] == ["exports"] and not ExportManifest.objects.exists()
+
+
+def test_export_flags_refuses_a_blank_status_instead_of_exporting_every_status(approved, application, tmp_path):
+    FlagFactory(application=application)  # pending: must never reach a training corpus by accident
+    with pytest.raises(CommandError) as exc:
+        run("export_flags", "--application", "acme", "--status", "", "--out", str(tmp_path / "x.jsonl"))
+    assert exc.value.returncode == 2
+    assert str(exc.value) == 'Invalid filter: --status: give a status, or "any" for every status'
+    assert list(tmp_path.iterdir()) == [] and not ExportManifest.objects.exists()
+
+
+def test_export_flags_names_a_bad_day(approved, tmp_path):
+    with pytest.raises(CommandError) as exc:
+        run("export_flags", "--application", "acme", "--created-from", "2026-13-01", "--out", str(tmp_path / "x.jsonl"))
+    assert "argument --created-from: not a day (YYYY-MM-DD): '2026-13-01'" in str(exc.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_erase_subject_refuses_an_empty_subject_or_requester_by_name(approved):
+    for args, message in [
+        (["--session-id", ""], "session_id: must not be blank."),
+        (["--end-user-ref", ""], "end_user_ref: must not be blank."),
+        (["--session-id", "sess_1", "--requested-by", ""], "Say who asked for the erasure."),
+    ]:
+        with pytest.raises(CommandError) as exc:
+            run("erase_subject", "--application", "acme", *args)
+        assert exc.value.returncode == 2 and str(exc.value).startswith(message), (args, str(exc.value))
+    assert Flag.objects.count() == 1 and not ErasureRecord.objects.exists()

@@ -147,6 +147,7 @@ def test_the_cron_command_sums_the_ended_days_once(history):
     ("args", "message"),
     [
         (["--application", "nope"], "Unknown application 'nope'."),
+        (["--application", ""], "Unknown application ''."),  # an unset $APP, not "every application"
         (["--days", "0"], "--days must be between 1 and 366, not 0."),
         (["--days", "400"], "--days must be between 1 and 366, not 400."),
     ],

@@ -134,3 +134,57 @@ def test_export_and_supersede(world, operator, tmp_path):
     message = fails("export", "--out", str(notes), "--app", "acme")
     assert "is not an export" in message and "\n" not in message.strip()
     assert notes.read_text() == "mine\n"
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("tok\x00yo", "line 2: text must not contain NUL (\\u0000)."),  # PostgreSQL cannot store it
+    ("tok\ud800yo", "line 2: text must not contain a lone surrogate"),  # no database can
+])
+def test_import_refuses_text_no_database_can_store_naming_the_line(world, tmp_path, text, why):
+    bad = candidate_payload("c-2", proposed_chain={"subject": text, "intent": "capital_of", "connective": "is",
+                                                   "object": "japan"})
+    path = tmp_path / "c.jsonl"
+    # ensure_ascii keeps the lone surrogate an escape, as a JSON writer in another language would.
+    path.write_text(json.dumps(candidate_payload("c-1")) + "\n" + json.dumps(bad) + "\n")
+    assert why in fails("import", str(path), "--app", "acme")
+    assert not Candidate.objects.exists()
+
+
+def test_import_reads_a_line_separator_inside_a_string_as_text(world, tmp_path):
+    """U+2028 is valid inside a JSON string; splitting lines on it refused a valid file."""
+    record = candidate_payload("c-1", hedge={"tier": "weak", "surface": "perhaps\u2028so"})
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert "Imported 1 candidate" in run("import", str(path), "--app", "acme")
+    assert Candidate.objects.get().hedge_surface == "perhaps\u2028so"
+
+
+def test_import_file_errors_are_one_clear_line(world, tmp_path):
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    assert fails("import", str(deep), "--app", "acme") == "line 1: not valid JSON (nested too deeply)"
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(json.dumps(candidate_payload("c-1", claim_domain="caf\u00e9"), ensure_ascii=False).encode("latin-1"))
+    assert fails("import-evals", str(latin1), "--app", "acme").startswith(
+        f"Cannot read the file {latin1}: not valid UTF-8 (byte "
+    )
+    assert fails("import", str(tmp_path), "--app", "acme") == f"Cannot read the file {tmp_path}: Is a directory."
+    assert not Candidate.objects.exists()
+
+
+@pytest.mark.parametrize("args", [["import", ""], ["import-evals", "  "], ["export", "--out", "  "]])
+def test_a_blank_path_is_refused(world, tmp_path, monkeypatch, args):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CommandError) as exc:
+        run(*args, "--app", "acme")
+    assert f"give a path, not {args[-1]!r}" in str(exc.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_propose_again_says_what_became_of_a_decided_proposal(world, operator):
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    run("review", proposal.proposal_id, "--withdraw", "--operator", "olga", "--app", "acme")
+    out = run("propose", "c-1", "--app", "acme")
+    assert f"Already proposed: {proposal.proposal_id} (withdrawn)" in out
+    assert "replay-equivalent: no metric regressed; it is withdrawn." in out and "waiting" not in out

@@ -26,7 +26,7 @@ class Command(DomainCommand):
         application = Application.objects.filter(slug=options["application"]).first()
         if application is None:
             raise NotFound(f"Unknown application {options['application']!r}.")
-        if options["profile"]:
+        if options["profile"] is not None:  # "" is an unknown profile, not "every profile"
             profile = selectors.profile_get(application=application, name=options["profile"])
             if profile is None:
                 raise NotFound(f"Unknown detector profile {options['profile']!r} for {application.slug}.")

@@ -2,6 +2,7 @@
 
 import json
 
+from consoles.errors import InvalidInput
 from consoles.management.base import DomainCommand
 from consoles.selectors import application_get
 from consoles.text import count
@@ -24,18 +25,23 @@ class Command(DomainCommand):
         subject.add_argument("--end-user-ref", metavar="Y")
         parser.add_argument(
             "--requested-by",
-            default="",
             help="Who asked for it (ticket or person); defaults to the operator's login.",
         )
         parser.add_argument("--json", action="store_true", help="Print the erasure record as JSON.")
 
     def handle(self, *args, **options) -> None:
         application = application_get(slug=options["application"])
+        for kind in ("session_id", "end_user_ref"):
+            # The service reads "" as "not given"; given on the command line, it is a blank subject.
+            if options[kind] == "":
+                raise InvalidInput(f"{kind}: must not be blank.", fields={kind: "must not be blank"})
+        requested_by = options["requested_by"]
         record = subject_erase(
             application=application,
             session_id=options["session_id"] or "",
             end_user_ref=options["end_user_ref"] or "",
-            requested_by=options["requested_by"] or operator_name(),
+            # An explicit --requested-by "" is refused like "  ", not replaced by the login.
+            requested_by=operator_name() if requested_by is None else requested_by,
         )
         summary = {
             "erasure_id": record.pk,

@@ -1,12 +1,11 @@
 """`manage.py export_drafts --application SLUG --out DIR`: seed 003's three YAML draft files."""
 
 import json
-from pathlib import Path
 
 from django.core.management.base import CommandError
 from django.db import DatabaseError
 
-from consoles.management.base import DomainCommand
+from consoles.management.base import DomainCommand, path_argument
 from consoles.selectors import application_get
 from consoles.text import count
 from feedback.services import drafts_export, export_manifest_document
@@ -22,7 +21,7 @@ class Command(DomainCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--application", required=True, metavar="SLUG")
-        parser.add_argument("--out", required=True, metavar="DIR", type=Path)
+        parser.add_argument("--out", required=True, metavar="DIR", type=path_argument)
         parser.add_argument("--json", action="store_true", help="Print the manifest as JSON.")
 
     def handle(self, *args, **options) -> None:

@@ -9,7 +9,7 @@ from django.db import DatabaseError
 
 from consoles.errors import InvalidInput
 from consoles.files import check_export_target, manifest_path
-from consoles.management.base import DomainCommand
+from consoles.management.base import DomainCommand, path_argument
 from consoles.selectors import application_get
 from consoles.text import count
 from feedback.services import export_manifest_document, flags_export_file
@@ -26,7 +26,7 @@ class Command(DomainCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--application", required=True, metavar="SLUG")
-        parser.add_argument("--out", required=True, metavar="PATH", type=Path)
+        parser.add_argument("--out", required=True, metavar="PATH", type=path_argument)
         add_filter_arguments(parser)
         parser.add_argument(
             "--since-last",
@@ -38,8 +38,8 @@ class Command(DomainCommand):
     def handle(self, *args, **options) -> None:
         application = application_get(slug=options["application"])
         check_export_target(options["out"])
-        filters = filters_from_options(options)
         try:
+            filters = filters_from_options(options)
             filters.validate(application)
         except InvalidInput as exc:
             problems = "; ".join(f"--{name.replace('_', '-')}: {why}" for name, why in exc.fields.items())

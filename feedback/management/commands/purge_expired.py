@@ -11,8 +11,8 @@ from ..exports_cli import operator_name
 
 class Command(DomainCommand):
     help = (
-        "Delete flags (with their events and reviews) older than their application's "
-        "retention_days; applications without one keep everything. Safe to run repeatedly."
+        "Delete flags (with their events, reviews and exemplar-bank entries) older than their "
+        "application's retention_days; applications without one keep everything. Safe to run repeatedly."
     )
 
     def add_arguments(self, parser) -> None:
@@ -30,6 +30,7 @@ class Command(DomainCommand):
                     "flags_deleted": report.flags_deleted,
                     "events_deleted": record.events_deleted if record else 0,
                     "reviews_deleted": record.reviews_deleted if record else 0,
+                    "bank_entries_removed": record.bank_entries_removed if record else 0,
                     "stale_exports": record.stale_exports if record else [],
                 }
             )
@@ -41,7 +42,8 @@ class Command(DomainCommand):
         for row in rows:
             self.stdout.write(
                 f"{row['application_id']}: deleted {count(row['flags_deleted'], 'flag')} created before "
-                f"{row['cutoff']} ({count(row['events_deleted'], 'event')}, {count(row['reviews_deleted'], 'review')})."
+                f"{row['cutoff']} ({count(row['events_deleted'], 'event')}, {count(row['reviews_deleted'], 'review')}, "
+                f"{count(row['bank_entries_removed'], 'exemplar-bank entry', 'exemplar-bank entries')})."
             )
             for path in row["stale_exports"]:
                 self.stdout.write(f"  stale export (regenerate it): {path}")

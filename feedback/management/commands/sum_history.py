@@ -30,7 +30,7 @@ class Command(DomainCommand):
         if not 1 <= days <= MAX_DAYS:
             raise InvalidInput(f"--days must be between 1 and {MAX_DAYS}, not {days}.", fields={"days": "out of range"})
         applications = Application.objects.order_by("slug")
-        if options["application"]:
+        if options["application"] is not None:  # "" is an unknown application, not "every application"
             applications = applications.filter(slug=options["application"])
             if not applications.exists():
                 raise NotFound(f"Unknown application {options['application']!r}.")

@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from tqdm import tqdm
 
 from consoles.errors import InvalidInput, NotFound
-from consoles.management.base import DomainCommand
+from consoles.management.base import DomainCommand, path_argument
 from consoles.models import Application
 from consoles.selectors import application_get
 from consoles.text import count
@@ -29,21 +29,50 @@ from teaching import selectors, services
 from teaching.models import ProposalState
 
 
-def _jsonl(path: str) -> list[tuple[int, Any]]:
+def _unstorable(value: Any) -> str | None:
+    """Why text in a record cannot be stored, if it cannot: PostgreSQL refuses NUL, and no
+    database stores a lone surrogate (`"\\ud800"` is valid JSON)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "text must not contain NUL (\\u0000)"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "text must not contain a lone surrogate (an unpaired \\ud800-\\udfff escape)"
+        return None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        return next(filter(None, map(_unstorable, value)), None)
+    return None
+
+
+def _jsonl(path: Path) -> list[tuple[int, Any]]:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise InvalidInput(f"No such file: {path}", fields={"file": "not found"}) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"Cannot read {path}: {exc}", fields={"file": "unreadable"}) from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"Cannot read the file {path}: not valid UTF-8 (byte {exc.start + 1}).", fields={"file": "not UTF-8"}
+        ) from exc
+    except OSError as exc:
+        raise InvalidInput(f"Cannot read the file {path}: {exc.strerror or exc}.", fields={"file": "unreadable"}) from exc
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: str.splitlines() also splits at U+2028 and other separators
+    # that JSON allows inside a string.
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
-            records.append((number, json.loads(line)))
+            record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"line {number}: not valid JSON ({exc.msg})", fields={f"line {number}": "invalid JSON"}) from exc
+        except RecursionError as exc:
+            raise InvalidInput(f"line {number}: not valid JSON (nested too deeply)", fields={f"line {number}": "invalid JSON"}) from exc
+        if why := _unstorable(record):
+            raise InvalidInput(f"line {number}: {why}.", fields={f"line {number}": why})
+        records.append((number, record))
     return records
 
 
@@ -69,10 +98,10 @@ class Command(DomainCommand):
             return p
 
         p = add("import", "Import discovery candidates from a JSONL file.")
-        p.add_argument("file")
+        p.add_argument("file", type=path_argument)
         p.add_argument("--json", action="store_true")
         p = add("import-evals", "Import eval cases from a JSONL file.")
-        p.add_argument("file")
+        p.add_argument("file", type=path_argument)
         p.add_argument("--json", action="store_true")
         p = add("propose", "Propose an eligible candidate and run the replay gate.")
         p.add_argument("candidate_id")
@@ -95,7 +124,7 @@ class Command(DomainCommand):
         p.add_argument("--operator", required=True, metavar="USERNAME")
         p.add_argument("--note", default="")
         p = add("export", "Write the active corpus as JSONL.")
-        p.add_argument("--out", required=True, metavar="PATH")
+        p.add_argument("--out", required=True, metavar="PATH", type=path_argument)
 
     def handle(self, *args, **options) -> None:
         application = application_get(slug=options["app"])
@@ -145,7 +174,9 @@ class Command(DomainCommand):
         prefix = "Proposed" if created else "Already proposed"
         self.stdout.write(f"{prefix}: {proposal.proposal_id} ({proposal.state})")
         if proposal.replay_equivalent:
-            self.stdout.write("  replay-equivalent: no metric regressed; waiting for an operator.")
+            # Only a pending proposal waits: an earlier one may be accepted or withdrawn already.
+            waiting = "waiting for an operator" if proposal.state == ProposalState.PENDING else f"it is {proposal.state}"
+            self.stdout.write(f"  replay-equivalent: no metric regressed; {waiting}.")
         else:
             self.stdout.write(f"  {proposal.operator_note}")
 
@@ -189,5 +220,5 @@ class Command(DomainCommand):
         self.stdout.write(f"Corpus entry {row.entry_id} retired, superseded by {row.superseded_by_id}.")
 
     def _export(self, application: Application, options: dict) -> None:
-        lines = services.corpus_export(application=application, out=Path(options["out"]))
+        lines = services.corpus_export(application=application, out=options["out"])
         self.stdout.write(f"Wrote {lines} active corpus entries to {options['out']}.")
