@@ -3,6 +3,8 @@
 from django import forms
 
 from consoles.models import Application
+from consoles.text import humanise
+from feedback.models import Disposition
 
 STATUS_CHOICES = [
     ("", "Any"),
@@ -26,7 +28,7 @@ class LabelForm(forms.Form):
 
     def __init__(self, *args, application: Application, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["label"].choices = [(lab, lab.replace("_", " ")) for lab in application.case_labels]
+        self.fields["label"].choices = [(lab, humanise(lab)) for lab in application.case_labels]
 
 
 class PromoteForm(forms.Form):
@@ -40,7 +42,7 @@ class EnqueueForm(forms.Form):
 
 class CaseFeedbackForm(forms.Form):
     disposition = forms.ChoiceField(
-        choices=[("agrees", "agrees"), ("disagrees", "disagrees"), ("unsure", "unsure")],
+        choices=Disposition.choices,
         widget=forms.RadioSelect,
     )
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}), max_length=5000)

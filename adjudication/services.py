@@ -14,6 +14,8 @@ from django.utils import timezone
 
 from consoles.errors import Conflict, InvalidInput, NotFound, PermissionDeniedError
 from consoles.models import ApiToken, Application
+from consoles.text import count, humanise
+from consoles.timestamps import on_screen
 
 from .models import (
     AdjudicationEvent,
@@ -362,9 +364,13 @@ def label_submit(
                 entry=entry.pk if entry else None,
             )
     except IntegrityError as exc:
-        raise Conflict(
-            "You have already labelled this case.", code="already_labelled", fields={"label": "already given"}
-        ) from exc
+        given = CaseLabel.objects.filter(case=case, reviewer=reviewer).first()
+        what = f" ({humanise(given.label)}, {on_screen(given.created_at)})" if given else ""
+        message = (
+            f"You already labelled this case{what}; each curator labels a case once, "
+            "so this second label was not saved."
+        )
+        raise Conflict(message, code="already_labelled", fields={"label": message}) from exc
     return created
 
 
@@ -413,7 +419,9 @@ def gold_promote(
             # write a revision that changes nothing a consumer reads.
             if current is not None and (current.based_on_id == label.pk or current.label == label.label):
                 raise Conflict(
-                    f"“{label.label}” is already the current gold label (revision {current.revision}).",
+                    f"“{humanise(label.label)}” is already the current gold label (revision "
+                    f"{current.revision}, promoted by {current.promoted_by.get_username()} "
+                    f"on {on_screen(current.created_at)}); nothing was changed.",
                     code="already_gold",
                     current={"revision": current.revision, "label": current.label},
                 )

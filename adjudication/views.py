@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from consoles.access import member_required
 from consoles.errors import DomainError, NotFound
 from consoles.models import Role
+from consoles.text import humanise
 from feedback.selectors import case_feedback_list
 from feedback.services import Actor as FeedbackActor
 from feedback.services import case_feedback_submit
@@ -174,7 +175,7 @@ def promote(request: HttpRequest, pk: int) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"Gold label is now “{revision.label}” (revision {revision.revision}).")
+        messages.success(request, f"Gold label is now “{humanise(revision.label)}” (revision {revision.revision}).")
     return redirect(_case_url(request, case.pk))
 
 

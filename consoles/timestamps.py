@@ -1,4 +1,8 @@
-"""The one timestamp shape the console writes into files and manifests."""
+"""The timestamp shapes of the console: one for files and manifests, one for people.
+
+Screens show times in UTC (TIME_ZONE) and say so: templates write
+`{{ moment|date:"Y-m-d H:i" }} UTC`, and Python text that people read (messages,
+table cells built in code) uses `on_screen`, the same shape."""
 
 from datetime import UTC, datetime
 
@@ -11,3 +15,10 @@ def iso_utc(moment: datetime | None) -> str | None:
         # Django stores UTC; a naive value here can only be UTC read back without tzinfo.
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def on_screen(moment: datetime) -> str:
+    """`2026-06-26 10:14 UTC`: a time as the screens show it."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"

@@ -79,6 +79,15 @@ def _clean_axes(application: Application, axes: object) -> list[str]:
     return list(axes)
 
 
+def _duplicate_profile(name: str) -> Conflict:
+    return Conflict(
+        f"A detector profile named {name!r} already exists in this application; nothing was saved. "
+        "Choose another name, or change that profile's axes instead.",
+        code="duplicate_profile",
+        fields={"name": f"{name!r} already exists: choose another name, or edit that profile instead"},
+    )
+
+
 def profile_save(
     *, application: Application, name: str, axes: object, profile: DetectorProfile | None = None
 ) -> DetectorProfile:
@@ -93,16 +102,14 @@ def profile_save(
     except ValidationError as exc:
         codes = {error.code for errors in exc.error_dict.values() for error in errors}
         if "duplicate_profile" in codes:
-            raise Conflict(f"A detector profile named {name!r} already exists.", code="duplicate_profile",
-                           fields={"name": "already exists"}) from exc
+            raise _duplicate_profile(name) from exc
         fields = {("name" if k == NON_FIELD_ERRORS else k): "; ".join(v) for k, v in exc.message_dict.items()}
         raise InvalidInput(next(iter(fields.values())), fields=fields) from exc
     try:
         with transaction.atomic():
             row.save()
     except IntegrityError as exc:
-        raise Conflict(f"A detector profile named {name!r} already exists.", code="duplicate_profile",
-                       fields={"name": "already exists"}) from exc
+        raise _duplicate_profile(name) from exc
     _cache.pop(row.pk, None)
     return row
 

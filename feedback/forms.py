@@ -4,6 +4,7 @@ from django import forms
 
 from consoles.errors import InvalidInput
 from consoles.models import Application
+from consoles.text import humanise
 
 from .models import AuthorKind, FlagStatus, Region, Verdict
 from .selectors import FlagFilters
@@ -76,7 +77,7 @@ class ReviewForm(forms.Form):
         kwargs.setdefault("auto_id", "review_%s")
         super().__init__(*args, **kwargs)
         self.fields["axis"].choices = [(a, a) for a in application.axes]
-        self.fields["label"].choices = [(label, label) for label in application.capture_labels]
+        self.fields["label"].choices = [(label, humanise(label)) for label in application.capture_labels]
 
     def service_kwargs(self) -> dict:
         data = self.cleaned_data

@@ -423,7 +423,11 @@ def flag_review(
         raise Conflict("This capture was dropped at capacity; it cannot be reviewed.",
                        code="dropped", current=flag_as_dict(flag))
     if status == FlagStatus.PENDING and flag.status == FlagStatus.PENDING:
-        raise InvalidInput("The flag is already pending.", fields={"status": "already pending"})
+        raise InvalidInput(
+            "This flag is already pending, so there is nothing to re-open and nothing was changed; "
+            "approve or reject it instead.",
+            fields={"status": "already pending: nothing to re-open; approve or reject it instead"},
+        )
 
     now = timezone.now()
     with transaction.atomic():
@@ -436,7 +440,7 @@ def flag_review(
         if not updated:
             current = Flag.objects.get(pk=flag.pk)
             raise Conflict(
-                f"Someone else changed this flag meanwhile (now {current.status}, version "
+                f"Someone else changed this flag meanwhile (now {current.get_status_display().lower()}, version "
                 f"{current.version}); your decision was not saved.",
                 current=flag_as_dict(current),
             )

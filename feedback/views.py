@@ -208,6 +208,16 @@ def _open_next(request: HttpRequest, filters: FlagFilters, qs: str, exclude_pk: 
     return redirect(_queue_url(application.slug, qs))
 
 
+def _conflict_state(current: dict) -> dict:
+    """The state a conflict reports, with the words for its status and verdict keys."""
+    status, verdict = current.get("status") or "", current.get("verdict") or ""
+    return {
+        **current,
+        "status_label": FlagStatus(status).label.lower() if status in FlagStatus.values else status,
+        "verdict_label": Verdict(verdict).label if verdict in Verdict.values else verdict,
+    }
+
+
 @member_required(Role.CURATOR)
 @require_http_methods(["POST"])
 def review(request: HttpRequest, public_id: str) -> HttpResponse:
@@ -222,7 +232,7 @@ def review(request: HttpRequest, public_id: str) -> HttpResponse:
             flag = flag_get(application=application, public_id=public_id)
             messages.error(request, f"Not saved: {exc.message}")
             context = _detail_context(request, flag)
-            context["conflict"] = exc.current
+            context["conflict"] = _conflict_state(exc.current or {})
             return render(request, "feedback/queue.html", context, status=409)
         except DomainError as exc:
             exc.add_to_form(form)

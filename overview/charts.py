@@ -9,7 +9,7 @@ from datetime import date
 from adjudication.agreement import MIN_KAPPA_CASES
 from adjudication.selectors import agreement_by_day, gold_promotions_by_day
 from consoles.models import Application
-from consoles.text import count
+from consoles.text import count, humanise
 from feedback.models import FlagStatus, Verdict
 from feedback.selectors import (
     capture_volume_by_day,
@@ -186,10 +186,10 @@ def captures(application: Application, days: list[date]) -> Section:
 
     def outcome(status: str, label: str) -> str:
         if status == FlagStatus.LABELLED:
-            return f"labelled {label}"
+            return f"labelled {humanise(label)}"
         return {"pending": "waiting for a label", "dropped": "dropped at capacity"}.get(status, status)
 
-    keys = ["waiting for a label", *(f"labelled {label}" for label in application.capture_labels),
+    keys = ["waiting for a label", *(f"labelled {humanise(label)}" for label in application.capture_labels),
             "dropped at capacity"]
     names, values = grid(((day, outcome(status, label), n) for day, status, label, n in rows), days, keys)
     names = [name for name in names if any(values[name])]

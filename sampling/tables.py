@@ -4,11 +4,13 @@ import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html
 
+from consoles.timestamps import on_screen
+
 from .models import SamplingPlan
 
 
 class PlanTable(tables.Table):
-    created_at = tables.DateTimeColumn(verbose_name="Made", format="Y-m-d H:i")
+    created_at = tables.Column(verbose_name="Made")
     created_by = tables.Column(verbose_name="By", default="command", orderable=False)
     budget = tables.Column(orderable=False)
     max_per_pattern = tables.Column(verbose_name="Per pattern", orderable=False)
@@ -32,10 +34,10 @@ class PlanTable(tables.Table):
 
     def render_created_at(self, value, record: SamplingPlan) -> str:
         url = reverse("sampling:plan", args=[self.app_slug, record.pk])
-        return format_html('<a href="{}">{}</a>', url, value.strftime("%Y-%m-%d %H:%M"))
+        return format_html('<a href="{}">{}</a>', url, on_screen(value))
 
     def render_enqueued_at(self, value) -> str:
-        return value.strftime("%Y-%m-%d %H:%M")
+        return on_screen(value)
 
     def render_policy(self, record: SamplingPlan) -> str:
         return f"{record.policy_name} v{record.policy_version}"

@@ -17,7 +17,8 @@ from django.utils import timezone
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
 from consoles.files import atomic_write, check_export_target, write_manifest
 from consoles.models import ApiToken, Application, Membership, Role
-from consoles.timestamps import iso_utc
+from consoles.text import humanise
+from consoles.timestamps import iso_utc, on_screen
 
 from . import selectors
 from .domain import (
@@ -358,7 +359,7 @@ def proposal_create(
     if failing:
         raise Ineligible(
             f"Candidate {candidate.candidate_id!r} is not eligible: "
-            + "; ".join(f"{g.gate} ({g.reason})" for g in failing),
+            + "; ".join(f"{humanise(g.gate)} ({g.reason})" for g in failing),
             fields={"gates": ", ".join(g.gate for g in failing), **{f"gate.{g.gate}": g.reason for g in failing}},
         )
     chain = Chain(**candidate.chain, polarity=candidate.polarity)
@@ -453,8 +454,12 @@ def proposal_decide(
                 fields={"decision": "not replay-equivalent"},
             )
         if proposal.state != ProposalState.PENDING:
+            decided = getattr(proposal, "decision", None)  # none when the replay gate rejected it
+            by = (f"by {decided.operator.get_username()} on {on_screen(decided.decided_at)}" if decided
+                  else "by the replay gate")
             raise Conflict(
-                f"Proposal {proposal_id[:12]} is already {proposal.state}; decisions are final.",
+                f"Proposal {proposal_id[:12]} is already {proposal.get_state_display().lower()} {by}; "
+                "decisions are final, so nothing was changed.",
                 code="already_decided",
                 current={"state": proposal.state},
             )
@@ -538,7 +543,13 @@ def corpus_supersede(
         entry = selectors.corpus_entry_get(application=application, entry_id=entry_id)
         replacement = selectors.corpus_entry_get(application=application, entry_id=superseded_by_id)
         if hasattr(entry, "supersession"):
-            raise Conflict(f"Entry {entry_id} is already retired.", code="already_superseded")
+            retired = entry.supersession
+            raise Conflict(
+                f"Entry {entry_id} is already retired: superseded by #{retired.superseded_by_id} "
+                f"({retired.operator.get_username()}, {on_screen(retired.created_at)}); nothing was changed. "
+                "Only an active entry can be retired.",
+                code="already_superseded",
+            )
         if hasattr(replacement, "supersession"):
             raise InvalidInput(
                 f"Entry {superseded_by_id} is itself retired.", fields={"superseded_by": "must be an active entry"}

@@ -5,6 +5,8 @@ import django_tables2 as tables
 from django.urls import reverse
 from django.utils.html import format_html
 
+from consoles.timestamps import on_screen
+
 from .models import Proposal
 
 
@@ -14,7 +16,7 @@ class ProposalTable(tables.Table):
     state = tables.Column(orderable=False)
     replay = tables.Column(accessor="replay_equivalent", verbose_name="Replay gate", orderable=False)
     candidate = tables.Column(accessor="candidate__candidate_id", verbose_name="Candidate", orderable=False)
-    created_at = tables.DateTimeColumn(verbose_name="Proposed", format="Y-m-d H:i", orderable=False)
+    created_at = tables.Column(verbose_name="Proposed", orderable=False)
 
     class Meta:
         model = Proposal
@@ -28,6 +30,9 @@ class ProposalTable(tables.Table):
         super().__init__(*args, **kwargs)
         self.app_slug = app_slug
 
+    def render_created_at(self, value) -> str:
+        return on_screen(value)
+
     def render_proposal(self, record: Proposal) -> str:
         url = reverse("teaching:proposal", args=[self.app_slug, record.proposal_id])
         return format_html('<a href="{}"><code>{}</code></a>', url, record.proposal_id[:12])
@@ -35,7 +40,7 @@ class ProposalTable(tables.Table):
     def render_chain(self, record: Proposal) -> str:
         return format_html(
             "{} <em>{}</em> {} <strong>{}</strong> <span class=\"badge\">{}</span>",
-            record.subject, record.intent, record.connective, record.object, record.polarity,
+            record.subject, record.intent, record.connective, record.object, record.get_polarity_display(),
         )
 
     def render_state(self, record: Proposal) -> str:

@@ -1,5 +1,7 @@
 """Screens of the teaching app: thin views, one per screen; htmx swaps partials."""
 
+from collections.abc import Iterable
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
@@ -13,11 +15,12 @@ from consoles.access import member_required
 from consoles.errors import DomainError
 from consoles.extensions import HomeCard
 from consoles.models import Application, Role
+from consoles.timestamps import on_screen
 
 from . import selectors, services
 from .domain import GATE_NAMES, SPLITS, check_eligibility, lanes, run_lanes
 from .forms import DecisionForm, ProposeForm, StateFilterForm, SupersedeForm
-from .models import ProposalState
+from .models import ProposalEvent, ProposalState
 from .tables import ProposalTable
 
 CANDIDATE_PAGE = 200
@@ -56,6 +59,16 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+def _with_state_labels(events: Iterable[ProposalEvent]) -> list[ProposalEvent]:
+    """The events, each with the words for the state it left (`from_state` has no choices
+    of its own: it is blank for the first event)."""
+    labels = dict(ProposalState.choices)
+    events = list(events)
+    for event in events:
+        event.from_state_label = labels.get(event.from_state, event.from_state)
+    return events
+
+
 def _proposal_context(request: HttpRequest, proposal, form: DecisionForm | None = None, error: str = "") -> dict:
     metrics = []
     regressed = set(proposal.regressed_metrics)
@@ -75,7 +88,7 @@ def _proposal_context(request: HttpRequest, proposal, form: DecisionForm | None 
     return {
         "proposal": proposal,
         "metrics": metrics,
-        "events": selectors.proposal_event_list(application=request.application, proposal=proposal),
+        "events": _with_state_labels(selectors.proposal_event_list(application=request.application, proposal=proposal)),
         "decision": getattr(proposal, "decision", None) if proposal.state != ProposalState.PENDING else None,
         "corpus_entry": getattr(proposal, "corpus_entry", None) if proposal.state == ProposalState.ACCEPTED else None,
         "form": form or DecisionForm(),
@@ -180,7 +193,11 @@ def candidate_propose(request: HttpRequest, candidate_id: str) -> HttpResponse:
     elif created:
         messages.success(request, "Proposed: replay-equivalent, waiting for an operator.")
     else:
-        messages.info(request, "Already proposed.")
+        messages.info(
+            request,
+            f"This candidate was already proposed on {on_screen(proposal.created_at)} "
+            f"(now {proposal.get_state_display().lower()}); a candidate is proposed once, so here is that proposal.",
+        )
     return redirect("teaching:proposal", app_slug=request.application.slug, proposal_id=proposal.proposal_id)
 
 

@@ -115,7 +115,7 @@ def test_wide_tables_scroll_inside_their_cards_at_a_laptop_width(new_page, queue
     page.set_viewport_size({"width": 1366, "height": 2400})  # the whole page in view, for the hit test
     login(page, "cora")
     page.goto(f"/a/acme/cases/{queued_case.pk}/")
-    expect(page.get_by_test_id("gold")).to_contain_text("Current: insufficient_evidence (revision 1)")
+    expect(page.get_by_test_id("gold")).to_contain_text("Current: insufficient evidence (revision 1)")
     assert page.evaluate(DRAWN_OUTSIDE_THEIR_CARD) == []
 
 

@@ -77,10 +77,10 @@ def test_reject_then_reopen(page, queue):
     expect(page.get_by_role("status").filter(has_text=f"Rejected {flags[2].public_id}")).to_be_visible()
     assert _status(flags[2]) == "rejected"
     page.goto(f"/a/acme/flags/{flags[2].public_id}/")
-    expect(page.get_by_test_id("flag-status")).to_have_text("rejected")
+    expect(page.get_by_test_id("flag-status")).to_have_text("Rejected")
     expect(page.get_by_test_id("history")).to_contain_text("noise")
     page.get_by_role("button", name="Re-open").click()
-    expect(page.get_by_test_id("flag-status")).to_have_text("pending")
+    expect(page.get_by_test_id("flag-status")).to_have_text("Pending")
     assert _status(flags[2]) == "pending"
 
 
@@ -99,7 +99,7 @@ def test_two_curators_deciding_the_same_flag_get_a_conflict_not_an_overwrite(new
     conflict = carl.get_by_test_id("conflict")
     expect(conflict).to_be_visible()
     expect(conflict).to_contain_text("rejected")
-    expect(carl.get_by_test_id("flag-status")).to_have_text("rejected")
+    expect(carl.get_by_test_id("flag-status")).to_have_text("Rejected")
     assert _status(flags[0]) == "rejected"
 
 
@@ -154,7 +154,7 @@ def test_created_the_sort_key_stays_in_view_beside_an_open_flag(new_page, queue)
     detail = page.locator("#detail").bounding_box()
     header = page.get_by_role("columnheader", name="Created").bounding_box()
     cell = page.locator(f"tr[data-flag-id='{flags[0].public_id}'] td.when")
-    expect(cell).to_have_text(timezone.localtime(flags[0].created_at).strftime("%Y-%m-%d %H:%M"))
+    expect(cell).to_have_text(timezone.localtime(flags[0].created_at).strftime("%Y-%m-%d %H:%M UTC"))
     for box in (header, cell.bounding_box()):
         assert rows["x"] <= box["x"] and box["x"] + box["width"] <= rows["x"] + rows["width"]
         assert box["x"] + box["width"] <= detail["x"]

@@ -41,8 +41,8 @@ def test_accept_and_reject_from_the_screens(page, transactional_db):
     expect(page.get_by_test_id("state")).to_have_text("Accepted")
     # the buttons went with the swap; focus moves to the new state, not the page's start
     expect(page.locator("#proposal-state")).to_be_focused()
-    expect(page.get_by_test_id("events")).to_contain_text("pending → accepted")  # history swapped too
-    expect(page.get_by_test_id("corpus-entry")).to_contain_text("discovery_promoted")
+    expect(page.get_by_test_id("events")).to_contain_text("Pending → Accepted")  # history swapped too
+    expect(page.get_by_test_id("corpus-entry")).to_contain_text("discovery promoted")
     assert Proposal.objects.get(pk=proposals["c-tokyo"].pk).state == "accepted"
     assert CorpusEntry.objects.filter(application=app).count() == 2
 

@@ -121,7 +121,8 @@ def test_proposing_an_ineligible_candidate_is_refused_naming_the_gate(world, ove
     with pytest.raises(Ineligible) as exc:
         propose(world, "c-bad")
     assert exc.value.status == 422 and exc.value.code == "ineligible"
-    assert exc.value.fields["gates"] == gate and gate in exc.value.message
+    # The field keeps the gate's key; the message names it in words, as the candidates page does.
+    assert exc.value.fields["gates"] == gate and gate.replace("_", " ") in exc.value.message
     assert not Proposal.objects.exists() and not ProposalEvent.objects.exists()
     assert Candidate.objects.filter(candidate_id="c-bad").exists()  # it stays a candidate
 

@@ -1,0 +1,26 @@
+"""Times on the sampling screens say UTC, like every other screen."""
+
+import pytest
+from django.urls import reverse
+
+from consoles.timestamps import on_screen
+from sampling.services import plan_create, plan_enqueue
+
+pytestmark = pytest.mark.django_db
+
+
+def url(name: str, *args) -> str:
+    return reverse(f"sampling:{name}", args=["acme", *args])
+
+
+def test_plan_times_say_utc_in_the_list_and_on_the_plan(client, application, curator, corpus):
+    plan, _ = plan_create(application=application, budget=2, actor=curator)
+    plan_enqueue(plan=plan, actor=curator)
+    plan.refresh_from_db()
+    client.force_login(curator)
+    html = client.get(url("index")).content.decode()
+    assert f">{on_screen(plan.created_at)}</a></td>" in html  # Made, a link to the plan
+    assert f">{on_screen(plan.enqueued_at)}</td>" in html
+    html = client.get(url("plan", plan.pk)).content.decode()
+    assert f"<dt>Made</dt><dd>{on_screen(plan.created_at)} by cora</dd>" in html
+    assert f'data-testid="enqueued">{on_screen(plan.enqueued_at)} by cora</dd>' in html
