@@ -161,6 +161,10 @@ class LabelsView:
     hidden_count: int  # labels by others that exist but are not shown
 
     @property
+    def total(self) -> int:
+        return (self.own is not None) + len(self.others) + self.hidden_count
+
+    @property
     def revealed(self) -> bool:
         return self.hidden_count == 0
 

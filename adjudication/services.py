@@ -162,7 +162,8 @@ def queue_enqueue(
     labels_wanted: int = DEFAULT_LABELS_WANTED,
 ) -> QueueEntry | None:
     """Put a case in the adjudication queue. Returns None and writes nothing when
-    the case already has an open entry (a plan re-run never duplicates work)."""
+    the case already has an open entry (a plan re-run never duplicates work);
+    refuses (`labels_complete`) a case that already has the labels wanted."""
     if case.application_id != application.pk:
         raise NotFound("No such case.")
     reason = (selection_reason or "").strip()
@@ -172,6 +173,14 @@ def queue_enqueue(
         raise InvalidInput("At least one label is wanted.", fields={"labels_wanted": "must be >= 1"})
     if QueueEntry.objects.filter(case=case, state=QueueState.OPEN).exists():
         return None
+    labelled = CaseLabel.objects.filter(case=case).count()
+    if labelled >= labels_wanted:
+        # An entry would show "2 / 2" and wait for a curator who has not labelled it yet.
+        raise InvalidInput(
+            f"Not added to the queue: this case already has {count(labelled, 'label')}, as many as the queue "
+            "asks for. Adjudicate it from its labels instead.",
+            code="labels_complete",
+        )
     try:
         with transaction.atomic():
             entry = QueueEntry.objects.create(

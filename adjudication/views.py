@@ -34,6 +34,7 @@ from .selectors import (
     queue_open_list,
 )
 from .services import (
+    DEFAULT_LABELS_WANTED,
     MANUAL_REASON,
     gold_promote,
     label_submit,
@@ -121,7 +122,8 @@ def _render_case(request: HttpRequest, case, *, label_form=None, feedback_form=N
         "can_promote": is_curator and labels.own is not None,
         "gold_history": history,
         "current_gold": current_gold,
-        "enqueue_form": EnqueueForm(initial={"selection_reason": MANUAL_REASON}) if is_curator and entry is None else None,
+        "enqueue_form": (EnqueueForm(initial={"selection_reason": MANUAL_REASON})
+                         if is_curator and entry is None and labels.total < DEFAULT_LABELS_WANTED else None),
         "feedback_form": feedback_form or CaseFeedbackForm(),
         "feedback": list(case_feedback_list(application=application, case_ref=case.case_id)[:20]),
         "manifest": sorted(case.replay_manifest.items()) if isinstance(case.replay_manifest, dict) else [],

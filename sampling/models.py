@@ -96,6 +96,7 @@ class EnqueueOutcome(models.TextChoices):
     QUEUED = "queued", "Queued by this plan"
     ALREADY_QUEUED = "already_queued", "Already in the queue"
     CASE_GONE = "case_gone", "Case no longer exists"
+    LABELLED = "labelled", "Already has its labels"
 
 
 class PlanSelection(models.Model):

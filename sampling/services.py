@@ -167,6 +167,7 @@ class EnqueueResult:
     queued: int
     already_queued: int
     case_gone: int
+    labelled: int = 0
     # True when the plan had been enqueued before: nothing was done this time.
     repeated: bool = False
 
@@ -179,6 +180,8 @@ class EnqueueResult:
             parts.append(f"{self.already_queued} already in the queue")
         if self.case_gone:
             parts.append(f"{self.case_gone} no longer exist")
+        if self.labelled:
+            parts.append(f"{self.labelled} already have their labels")
         return ", ".join(parts) + "."
 
 
@@ -201,16 +204,22 @@ def plan_enqueue(*, plan: SamplingPlan, actor: AbstractBaseUser | None) -> Enque
             if case is None:
                 selection.enqueue_outcome = EnqueueOutcome.CASE_GONE
             else:
-                entry = queue_enqueue(
-                    application=locked.application,
-                    case=case,
-                    selection_reason=selection.reason,
-                    actor=actor,
-                )
+                try:
+                    entry = queue_enqueue(
+                        application=locked.application,
+                        case=case,
+                        selection_reason=selection.reason,
+                        actor=actor,
+                    )
+                except InvalidInput as exc:
+                    if exc.code != "labels_complete":
+                        raise
+                    entry, selection.enqueue_outcome = None, EnqueueOutcome.LABELLED
+                else:
+                    selection.enqueue_outcome = (
+                        EnqueueOutcome.QUEUED if entry is not None else EnqueueOutcome.ALREADY_QUEUED
+                    )
                 selection.queue_entry = entry
-                selection.enqueue_outcome = (
-                    EnqueueOutcome.QUEUED if entry is not None else EnqueueOutcome.ALREADY_QUEUED
-                )
             counts[selection.enqueue_outcome] += 1
         PlanSelection.objects.bulk_update(selections, ["enqueue_outcome", "queue_entry"])
         locked.enqueued_at = timezone.now()
@@ -228,4 +237,5 @@ def plan_enqueue(*, plan: SamplingPlan, actor: AbstractBaseUser | None) -> Enque
         queued=counts[EnqueueOutcome.QUEUED],
         already_queued=counts[EnqueueOutcome.ALREADY_QUEUED],
         case_gone=counts[EnqueueOutcome.CASE_GONE],
+        labelled=counts[EnqueueOutcome.LABELLED],
     )

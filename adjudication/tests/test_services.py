@@ -95,6 +95,20 @@ def test_enqueue_returns_none_and_writes_nothing_when_already_open(application, 
     assert QueueEntry.objects.count() == 1 and AdjudicationEvent.objects.count() == events
 
 
+def test_enqueue_refuses_a_case_that_already_has_the_labels_wanted(application, curator, curator2):
+    case = _case(application)
+    label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
+    entry = queue_enqueue(application=application, case=case, selection_reason="manual", actor=curator)
+    assert entry is not None  # one label of the two wanted: a second curator is still needed
+    entry.delete()
+    label_submit(application=application, case=case, reviewer=curator2, label="unreliable", rationale="r")
+    events = AdjudicationEvent.objects.count()
+    with pytest.raises(InvalidInput) as refused:
+        queue_enqueue(application=application, case=case, selection_reason="manual", actor=curator)
+    assert refused.value.code == "labels_complete" and "already has 2 labels" in refused.value.message
+    assert not QueueEntry.objects.exists() and AdjudicationEvent.objects.count() == events
+
+
 def test_enqueue_refuses_another_applications_case_and_blank_reason(application, curator):
     foreign = CaseFactory()
     with pytest.raises(NotFound):

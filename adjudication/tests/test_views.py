@@ -180,6 +180,18 @@ def test_home_cards(client, application, curator, curator2):
     assert 'data-testid="count-cases-needing-a-second-label">1<' in html
 
 
+def test_a_case_with_its_labels_is_not_offered_for_the_queue(client, application, curator, curator2):
+    case = _case(application)
+    for reviewer, label in ((curator, "reliable"), (curator2, "unreliable")):
+        label_submit(application=application, case=case, reviewer=reviewer, label=label, rationale="r")
+    client.force_login(curator)
+    html = client.get(url("case", application, case.pk)).content.decode()
+    assert "Add to the queue" not in html and "already has 2 labels, as many as the queue asks for" in html
+    response = client.post(url("enqueue", application, case.pk), {"selection_reason": ""}, follow=True)
+    assert "Not added to the queue: this case already has 2 labels" in response.content.decode()
+    assert not QueueEntry.objects.exists()
+
+
 def test_refused_inputs_on_the_case_page_are_named_not_swallowed(client, application, curator):
     case = _case(application)
     client.force_login(curator)

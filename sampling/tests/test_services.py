@@ -7,11 +7,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from adjudication.models import QueueEntry
+from adjudication.models import CaseLabel, QueueEntry
 from adjudication.services import queue_enqueue
 from adjudication.tests.factories import QueueEntryFactory
 from consoles.errors import InvalidInput, NotFound
-from consoles.tests.factories import ApplicationFactory
+from consoles.tests.factories import ApplicationFactory, UserFactory
 from sampling.models import EnqueueOutcome, PlanEvent, PlanSelection, SamplingPlan
 from sampling.policy import POLICY_NAME, POLICY_VERSION
 from sampling.selectors import plan_get
@@ -156,6 +156,19 @@ def test_a_case_already_in_the_queue_is_not_queued_twice(application, curator, c
     assert QueueEntry.objects.filter(case=corpus["loud"]).get() == existing
     loud = plan.selections.get(case_ref="loud")
     assert loud.enqueue_outcome == EnqueueOutcome.ALREADY_QUEUED and loud.queue_entry is None
+
+
+def test_a_case_that_already_has_its_labels_is_not_queued(application, curator, corpus):
+    for reviewer, label in ((curator, "reliable"), (UserFactory(), "unreliable")):
+        CaseLabel.objects.create(application=application, case=corpus["loud"], reviewer=reviewer, label=label,
+                                 rationale="r")
+    plan, _ = plan_create(application=application, budget=5, actor=None)
+    result = plan_enqueue(plan=plan, actor=None)
+    assert (result.queued, result.labelled) == (4, 1)
+    assert result.summary == "4 cases queued, 1 already have their labels."
+    assert not QueueEntry.objects.filter(case=corpus["loud"]).exists()
+    loud = plan.selections.get(case_ref="loud")
+    assert loud.enqueue_outcome == EnqueueOutcome.LABELLED and loud.queue_entry is None
 
 
 def test_two_plans_never_queue_a_case_twice(application, curator, corpus):
