@@ -12,6 +12,7 @@ from consoles.access import member_required
 from consoles.errors import DomainError, NotFound
 from consoles.models import Role
 from consoles.text import humanise
+from consoles.timestamps import on_screen
 from feedback.selectors import case_feedback_list
 from feedback.services import Actor as FeedbackActor
 from feedback.services import case_feedback_submit
@@ -181,6 +182,15 @@ def promote(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(_case_url(request, case.pk))
 
 
+def _already_queued(case: Case) -> str:
+    entry = queue_open_for_case(case=case)
+    if entry is None:  # its entry closed meanwhile
+        return "This case was already in the queue; nothing was added."
+    by = entry.created_by.get_username() if entry.created_by else "a sampling plan or command"
+    return (f"This case is already in the queue, added on {on_screen(entry.created_at)} by {by} "
+            f"(“{entry.selection_reason}”); nothing was added.")
+
+
 @require_POST
 @member_required(Role.CURATOR)
 def enqueue(request: HttpRequest, pk: int) -> HttpResponse:
@@ -200,7 +210,7 @@ def enqueue(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, exc.message)
     else:
         if entry is None:
-            messages.info(request, "This case is already in the queue.")
+            messages.info(request, _already_queued(case))
         else:
             messages.success(request, "Added to the queue.")
     return redirect(_case_url(request, case.pk))

@@ -8,6 +8,7 @@ for a case.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -17,6 +18,7 @@ from adjudication.models import Case
 from adjudication.services import queue_enqueue
 from consoles.errors import InvalidInput
 from consoles.models import Application
+from consoles.timestamps import on_screen
 
 from .models import (
     EnqueueOutcome,
@@ -170,11 +172,16 @@ class EnqueueResult:
     labelled: int = 0
     # True when the plan had been enqueued before: nothing was done this time.
     repeated: bool = False
+    # Of a repeat: when and by whom the plan was enqueued (nobody: a command).
+    enqueued_at: datetime | None = None
+    enqueued_by: str = ""
 
     @property
     def summary(self) -> str:
         if self.repeated:
-            return "This plan was already enqueued; nothing was queued twice."
+            when = f" on {on_screen(self.enqueued_at)}" if self.enqueued_at else ""
+            who = f" by {self.enqueued_by}" if self.enqueued_by else " by a command"
+            return f"This plan was already enqueued{when}{who}; nothing was queued twice."
         parts = [f"{self.queued} case{'s' if self.queued != 1 else ''} queued"]
         if self.already_queued:
             parts.append(f"{self.already_queued} already in the queue")
@@ -195,7 +202,10 @@ def plan_enqueue(*, plan: SamplingPlan, actor: AbstractBaseUser | None) -> Enque
     with transaction.atomic():
         locked = SamplingPlan.objects.select_for_update().get(pk=plan.pk)
         if locked.enqueued_at is not None:
-            return EnqueueResult(queued=0, already_queued=0, case_gone=0, repeated=True)
+            return EnqueueResult(
+                queued=0, already_queued=0, case_gone=0, repeated=True, enqueued_at=locked.enqueued_at,
+                enqueued_by=locked.enqueued_by.get_username() if locked.enqueued_by else "",
+            )
         selections = list(PlanSelection.objects.filter(plan=locked).order_by("rank"))
         cases = Case.objects.in_bulk([s.case_id for s in selections if s.case_id is not None])
         counts = {outcome: 0 for outcome in EnqueueOutcome.values}

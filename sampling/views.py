@@ -11,6 +11,7 @@ from consoles.access import member_required
 from consoles.errors import DomainError, NotFound
 from consoles.models import Role
 from consoles.text import count
+from consoles.timestamps import on_screen
 
 from .comparison import MIN_GOLD_LABELS
 from .forms import CompareForm, PlanForm
@@ -94,8 +95,11 @@ def plan_new(request: HttpRequest) -> HttpResponse:
                 if created:
                     messages.success(request, f"Plan made: {count(plan.selected_count, 'case')} selected.")
                 else:
+                    maker = plan.created_by.get_username() if plan.created_by else "a command"
                     messages.info(
-                        request, "Nothing changed since an identical plan was made; here it is."
+                        request,
+                        f"An identical plan was made on {on_screen(plan.created_at)} by {maker}, and nothing "
+                        "has changed since: here it is; nothing new was stored.",
                     )
                 return redirect("sampling:plan", app_slug=application.slug, pk=plan.pk)
         except DomainError as exc:

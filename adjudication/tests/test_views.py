@@ -180,6 +180,16 @@ def test_home_cards(client, application, curator, curator2):
     assert 'data-testid="count-cases-needing-a-second-label">1<' in html
 
 
+def test_adding_a_queued_case_again_says_who_added_it_and_why(client, application, curator, curator2):
+    case = _case(application)
+    entry = queue_enqueue(application=application, case=case, selection_reason="odd citation", actor=curator2)
+    client.force_login(curator)
+    response = client.post(url("enqueue", application, case.pk), {"selection_reason": ""}, follow=True)
+    assert (f"This case is already in the queue, added on {entry.created_at:%Y-%m-%d %H:%M} UTC by "
+            f"{curator2.username} (“odd citation”); nothing was added.") in response.content.decode()
+    assert QueueEntry.objects.get() == entry
+
+
 def test_a_case_with_its_labels_is_not_offered_for_the_queue(client, application, curator, curator2):
     case = _case(application)
     for reviewer, label in ((curator, "reliable"), (curator2, "unreliable")):

@@ -44,7 +44,7 @@ def test_sample_cases_enqueue_reports_on_stderr_and_is_idempotent(corpus):
     out1, err1 = run("sample_cases", "--application", "acme", "--budget", "3", "--enqueue")
     out2, err2 = run("sample_cases", "--application", "acme", "--budget", "3", "--enqueue")
     assert out1 == out2
-    assert "3 cases queued." in err1 and "already enqueued" in err2
+    assert "3 cases queued." in err1 and "already enqueued on " in err2 and "by a command;" in err2
     assert QueueEntry.objects.filter(state="open").count() == 3
     assert set(QueueEntry.objects.values_list("created_by", flat=True)) == {None}
 

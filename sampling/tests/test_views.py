@@ -142,8 +142,20 @@ def test_enqueue_button_queues_the_plan_once(client, application, curator, corpu
     html = response.content.decode()
     assert "3 cases queued." in html
     assert QueueEntry.objects.count() == 3
-    client.post(url("plan_enqueue", plan.pk))
+    response = client.post(url("plan_enqueue", plan.pk), follow=True)
     assert QueueEntry.objects.count() == 3
+    plan.refresh_from_db()
+    assert (f"This plan was already enqueued on {plan.enqueued_at:%Y-%m-%d %H:%M} UTC by {curator.username}; "
+            "nothing was queued twice.") in response.content.decode()
+
+
+def test_making_an_identical_plan_says_when_and_by_whom_it_was_made(client, application, curator, corpus):
+    plan, _ = plan_create(application=application, budget=3, max_per_pattern=2, actor=None)
+    client.force_login(curator)
+    response = client.post(url("plan_new"), {"budget": 3, "max_per_pattern": 2, "create": "1"}, follow=True)
+    assert SamplingPlan.objects.get() == plan
+    assert (f"An identical plan was made on {plan.created_at:%Y-%m-%d %H:%M} UTC by a command, and nothing has "
+            "changed since: here it is; nothing new was stored.") in response.content.decode()
 
 
 def test_enqueue_needs_a_post_and_a_curator(client, application, viewer, curator, corpus):
