@@ -10,11 +10,17 @@ sorted, no "generated at" timestamp).
 Every item carries its provenance: `source: review-queue`, the reviewer, the
 decision time, and `judgement: single-reviewer` — one curator's call, not an
 agreement panel, so nothing here may silently back a merge-blocking gate.
+
+Single-reviewer calls can disagree: the same text approved on the same axis and
+region once as a miss and once as an over-flag. Such items are not dropped (which
+one is right is a person's decision): each names the others in
+`provenance.contradicted_by`, and the file's header counts them.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,6 +30,7 @@ from typing import Any
 import yaml
 
 from consoles.files import ExportPathError, atomic_write
+from consoles.text import count
 from consoles.timestamps import iso_utc
 
 PROVENANCE_SOURCE = "review-queue"
@@ -178,9 +185,41 @@ DRAFT_KINDS: tuple[DraftKind, ...] = (
 )
 
 
-def render_yaml(kind: DraftKind, items: Iterable[ReviewedItem], *, application_id: str) -> str:
+def contradictions(items: Iterable[ReviewedItem]) -> dict[int, list[str]]:
+    """Flag pk -> the ids of approved flags with the same axis, region and text
+    (whitespace and case aside) but the opposite verdict. Captures have no verdict."""
+    groups: dict[tuple[str, str, str], list[ReviewedItem]] = defaultdict(list)
+    for item in items:
+        if item.is_capture or not item.axis or not item.verdict:
+            continue
+        text = item.prompt if item.region == "prompt" else item.answer
+        groups[(item.axis, item.region, " ".join(text.split()).casefold())].append(item)
+    found: dict[int, list[str]] = {}
+    for group in groups.values():
+        if len({item.verdict for item in group}) > 1:
+            for item in group:
+                found[item.pk] = sorted(other.flag_id for other in group if other.verdict != item.verdict)
+    return found
+
+
+def render_yaml(
+    kind: DraftKind, items: Iterable[ReviewedItem], *, application_id: str,
+    contradicted: Mapping[int, list[str]] | None = None,
+) -> str:
     """The file text: a marker comment, then a sorted, key-sorted YAML document."""
-    entries = [entry for entry in (kind.build(item) for item in items) if entry is not None]
+    items = list(items)
+    if contradicted is None:
+        contradicted = contradictions(items)
+    entries = []
+    marked = 0
+    for item in items:
+        entry = kind.build(item)
+        if entry is None:
+            continue
+        if item.pk in contradicted:
+            entry["provenance"]["contradicted_by"] = contradicted[item.pk]
+            marked += 1
+        entries.append(entry)
     entries.sort(key=lambda entry: entry["id"])
     document = {
         "application_id": application_id,
@@ -192,6 +231,11 @@ def render_yaml(kind: DraftKind, items: Iterable[ReviewedItem], *, application_i
         f"{DRAFT_MARKER} from the review queue of {application_id!s}.\n"
         f"# Single-reviewer judgements: review, then hand-merge into {kind.hand_merge_into}.\n"
     )
+    if marked:
+        header += (
+            f"# {count(marked, 'item')} contradict{'s' if marked == 1 else ''} another review (same axis, region "
+            "and text, the opposite verdict): see provenance.contradicted_by, and settle them before merging.\n"
+        )
     body = yaml.safe_dump(
         document, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100
     )
@@ -201,8 +245,9 @@ def render_yaml(kind: DraftKind, items: Iterable[ReviewedItem], *, application_i
 def render_drafts(items: Iterable[ReviewedItem], *, application_id: str) -> dict[str, str]:
     """File name -> text for the three draft files."""
     materialised = list(items)
+    contradicted = contradictions(materialised)
     return {
-        kind.filename: render_yaml(kind, materialised, application_id=application_id)
+        kind.filename: render_yaml(kind, materialised, application_id=application_id, contradicted=contradicted)
         for kind in DRAFT_KINDS
     }
 

@@ -26,7 +26,7 @@ from consoles.files import check_writable, stage_write, write_manifest
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
-from .drafts import render_drafts, write_drafts
+from .drafts import contradictions, render_drafts, write_drafts
 from .exports import (
     EXPORT_FIELDS,
     ExportTally,
@@ -738,6 +738,7 @@ def drafts_export(*, application: Application, out_dir: Path, requested_by_label
     watermark = timezone.now()
     items = list(reviewed_items(application=application))
     files = render_drafts(items, application_id=application.slug)
+    contradicted = len(contradictions(items))
     written = write_drafts(Path(out_dir), files)
     tally = ExportTally()
     for item in items:
@@ -752,7 +753,8 @@ def drafts_export(*, application: Application, out_dir: Path, requested_by_label
     with transaction.atomic():
         return _export_manifest_create(
             application=application, kind=ExportKind.DRAFTS, path=str(Path(out_dir).resolve()),
-            filters={"files": sorted(p.name for p in written)}, tally=tally, since=None,
+            filters={"files": sorted(p.name for p in written), "contradicted_items": contradicted},
+            tally=tally, since=None,
             watermark=watermark, requested_by_label=requested_by_label, sha256=digest.hexdigest(),
         )
 

@@ -113,6 +113,20 @@ def test_same_reviewed_items_give_byte_identical_files_in_any_order():
     assert changed["judge-probes.draft.yaml"] != forward["judge-probes.draft.yaml"]
 
 
+def test_opposite_verdicts_on_the_same_text_name_each_other():
+    over_flag = flag(7, verdict="false_positive", answer="  the 1923 PRIZE went to ...")  # spacing and case aside
+    other_axis = flag(8, verdict="false_positive", axis="toxicity")  # same text, another axis: no conflict
+    files = render_drafts([*ITEMS, over_flag, other_axis], application_id="acme")
+    for name, text in files.items():
+        marked = {i["provenance"]["flag_id"]: i["provenance"].get("contradicted_by")
+                  for i in yaml.safe_load(text)["items"]}
+        assert marked["fb_0000000000000001"] == ["fb_0000000000000007"], name
+        assert marked["fb_0000000000000007"] == ["fb_0000000000000001"], name
+        assert {marked.get(f"fb_{n:016x}") for n in (2, 3, 6, 8)} == {None}, name
+        assert "# 2 items contradict another review" in text, name
+    assert "contradict" not in "".join(render_drafts(ITEMS, application_id="acme").values())
+
+
 def test_hostile_text_is_plain_yaml_data():
     nasty = flag(9, prompt="!!python/object:os.system 'rm -rf'\n---\n- x: y", note="a: b # c")
     doc = load(render_drafts([nasty], application_id="a"), "judge-probes.draft.yaml")

@@ -103,6 +103,22 @@ def test_export_drafts_writes_three_deterministic_files(approved, tmp_path):
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == first
 
 
+def test_export_drafts_names_contradicting_reviews(approved, application, curator, tmp_path):
+    stdout, stderr = run("export_drafts", "--application", "acme", "--out", str(tmp_path))
+    assert stderr == ""  # one review contradicts nothing
+    twin = FlagFactory(application=application, region=approved.region, answer=f"  {approved.answer.upper()} ",
+                       prompt=approved.prompt, message_id="another-message")
+    flag_review(flag=twin, reviewer=curator, status="approved", axis=approved.axis, verdict="false_positive",
+                version=twin.version)
+    stdout, stderr = run("export_drafts", "--application", "acme", "--out", str(tmp_path), "--json")
+    assert json.loads(stdout)["filters"]["contradicted_items"] == 2
+    _, stderr = run("export_drafts", "--application", "acme", "--out", str(tmp_path))
+    assert stderr.startswith("2 approved flags contradict another review (same axis, region and text")
+    probes = (tmp_path / "judge-probes.draft.yaml").read_text()
+    assert "# 2 items contradict another review" in probes
+    assert f"contradicted_by:\n    - {twin.public_id}" in probes and f"- {approved.public_id}" in probes
+
+
 def test_export_drafts_creates_the_directory_it_is_given(approved, tmp_path):
     out = tmp_path / "acme-drafts" / "2026-11"
     stdout, _ = run("export_drafts", "--application", "acme", "--out", str(out))

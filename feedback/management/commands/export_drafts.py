@@ -40,3 +40,9 @@ class Command(DomainCommand):
             return
         files = ", ".join(manifest.filters.get("files", []))
         self.stdout.write(f"Wrote {count(manifest.row_count, 'reviewed item')} as drafts under {manifest.path}: {files}.")
+        contradicted = manifest.filters.get("contradicted_items", 0)
+        if contradicted:
+            self.stderr.write(
+                f"{count(contradicted, 'approved flag')} contradict another review (same axis, region and text, "
+                "the opposite verdict); each names the others in provenance.contradicted_by: settle them before merging."
+            )
