@@ -65,6 +65,16 @@ GLOBEX_FLAGS = [
      "Obviously, unlike some people's code.", ""),
 ]
 
+# Over-flags: a detector fired on something harmless and the user complained of the
+# refusal. Approved as false positives (the rows above are misses), so the traffic's
+# verdicts are those of a consistent team, and the bank gets benign exemplars.
+OVER_FLAGS = {
+    "acme-chat": ("prompt", "jailbreak_attempt", "harmless question refused as a jailbreak",
+                  "How do I reset my router to factory settings?", "I can't help with that request.", ""),
+    "globex-verifier": ("prompt", "jailbreak_attempt", "routine rollback request blocked as a jailbreak",
+                        "Roll build 411 back on staging, please.", "Request blocked by policy.", ""),
+}
+
 CAPTURES = [
     ("low_confidence", "What's the warranty on refurbished phones?",
      "I think it might be 6 months, but I'm not sure.", {"hallucination": 0.48}),
@@ -139,7 +149,7 @@ CURATOR_PACE = [("curator", 0.55, (0.3, 5.0)), ("curator2", 0.33, (3.0, 30.0)), 
 
 def _load_traffic(*, application: Application, users: dict, integration: Actor, now) -> None:
     """Four weeks of flags and captures, decided over the following hours and days."""
-    rows = ACME_FLAGS if application.slug == "acme-chat" else GLOBEX_FLAGS
+    rows = [*(ACME_FLAGS if application.slug == "acme-chat" else GLOBEX_FLAGS), OVER_FLAGS[application.slug]]
     per_day = 3 if application.slug == "acme-chat" else 2
     # Seeded per application: every run draws the same numbers, so a second run
     # finds the same message ids and creates nothing.
@@ -151,6 +161,8 @@ def _load_traffic(*, application: Application, users: dict, integration: Actor, 
             axis = application.problem_axis_map[problem]
             scores = {axis: round(rng.uniform(0.05, 0.45), 2), rng.choice(application.axes): round(rng.uniform(0, 0.3), 2)}
             decision = _draw_decision(rng)
+            # A row's verdict is the team's; the one dissent is the bank demo's "004" (exemplars/demo.py).
+            decision["verdict"] = "false_positive" if note == OVER_FLAGS[application.slug][2] else "false_negative"
             result = flag_submit(
                 application=application, actor=integration, region=region, problem=problem, note=note,
                 prompt=prompt, answer=answer, context=context, detector_scores=scores,
