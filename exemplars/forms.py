@@ -2,6 +2,7 @@
 
 from django import forms
 
+from consoles.text import humanise
 from feedback.models import Region
 
 from .models import DEFAULT_TAU
@@ -26,7 +27,7 @@ class ProfileForm(forms.Form):
 
     def __init__(self, *args, application, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["axes"].choices = [(axis, axis) for axis in application.axes]
+        self.fields["axes"].choices = [(axis, humanise(axis)) for axis in application.axes]
 
 
 class TryForm(forms.Form):

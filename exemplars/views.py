@@ -15,6 +15,7 @@ from consoles.access import member_required
 from consoles.errors import DomainError
 from consoles.extensions import HomeCard
 from consoles.models import Application, Role
+from consoles.text import humanise
 
 from . import selectors, services
 from .forms import ProfileForm, SettingsForm, TryForm
@@ -153,7 +154,8 @@ def _save_profile(request: HttpRequest, form: ProfileForm, profile: DetectorProf
         except DomainError as exc:
             exc.add_to_form(form)
         else:
-            messages.success(request, f"Detector profile {saved.name} saved ({', '.join(saved.axes)}).")
+            axes = ", ".join(humanise(axis) for axis in saved.axes)
+            messages.success(request, f"Detector profile {saved.name} saved ({axes}).")
             return redirect("exemplars:bank", app_slug=request.application.slug)
     if profile is None:
         return _page(request, status=400, profile_form=form)

@@ -31,7 +31,7 @@ class FlagFilterForm(forms.Form):
     def __init__(self, *args, application: Application, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.application = application
-        self.fields["axis"].choices = _choices((a, a) for a in application.axes)
+        self.fields["axis"].choices = _choices((a, humanise(a)) for a in application.axes)
         self.fields["problem"].choices = _choices((p["key"], p["label"]) for p in application.problems)
 
     def clean(self) -> dict:
@@ -76,7 +76,7 @@ class ReviewForm(forms.Form):
         # (axis, ...): distinct ids keep each label tied to its own control.
         kwargs.setdefault("auto_id", "review_%s")
         super().__init__(*args, **kwargs)
-        self.fields["axis"].choices = [(a, a) for a in application.axes]
+        self.fields["axis"].choices = [(a, humanise(a)) for a in application.axes]
         self.fields["label"].choices = [(label, humanise(label)) for label in application.capture_labels]
 
     def service_kwargs(self) -> dict:

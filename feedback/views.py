@@ -4,6 +4,7 @@ Everything works without JavaScript: links and plain form posts; htmx only
 swaps the table or the detail pane in place, and queue.js adds keys.
 """
 
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -16,6 +17,7 @@ from django.views.decorators.http import require_http_methods
 from consoles.access import member_required
 from consoles.errors import Conflict, DomainError, InvalidInput, NotFound
 from consoles.models import Role
+from consoles.text import humanise
 
 from .forms import FILTER_KEYS, BulkRejectForm, FlagFilterForm, ReviewForm
 from .models import Flag, FlagStatus, Verdict
@@ -129,7 +131,11 @@ def queue(request: HttpRequest) -> HttpResponse:
 
 _CHANGE_NAMES = {"capture_label": "label", "twin_prompt": "twin prompt", "twin_answer": "twin answer",
                  "attack_family": "attack family"}
-_CHANGE_VALUES = {"verdict": dict(Verdict.choices)}
+_VERDICT_LABELS = dict(Verdict.choices)
+# How a changed value reads: a verdict by its label, an axis or a capture label as words.
+_CHANGE_WORDS: dict[str, Callable[[str], str]] = {
+    "verdict": lambda v: _VERDICT_LABELS.get(v, v), "axis": humanise, "capture_label": humanise,
+}
 _CHANGE_HIDDEN = {"status", "note", "reason", "capture_max_items"}  # shown elsewhere in the row, or internal
 
 
@@ -139,8 +145,8 @@ def _change_lines(event) -> list[tuple[str, object, object]]:
     for name, change in (event.changes or {}).items():
         if name in _CHANGE_HIDDEN or not isinstance(change, list | tuple) or len(change) != 2:
             continue
-        labels = _CHANGE_VALUES.get(name, {})
-        before, after = (labels.get(v, v) if isinstance(v, str) else v for v in change)
+        words = _CHANGE_WORDS.get(name)
+        before, after = (words(v) if words and isinstance(v, str) else v for v in change)
         lines.append((_CHANGE_NAMES.get(name, name), before, after))
     return lines
 

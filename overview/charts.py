@@ -146,7 +146,7 @@ def approvals(application: Application, days: list[date]) -> Section:
     if rows:
         section.charts.append(stacked_bar_chart(
             title="Approvals per axis and verdict",
-            categories=axes,
+            categories=[humanise(axis) for axis in axes],
             series=[Series(Verdict(v).label, [counts.get((axis, v), 0) for axis in axes]) for v in Verdict.values],
             first_header="Axis",
         ))

@@ -78,3 +78,69 @@ def test_capture_labels_read_as_words_and_post_their_keys(client, application, c
     assert capture.capture_label == "should_have_refused"
     html = client.get(_detail(capture)).content.decode()
     assert "<dt>Label</dt><dd>should have refused</dd>" in html
+
+
+def _history(html: str) -> str:
+    return html.split('data-testid="history"', 1)[1].split("</table>", 1)[0]
+
+
+def test_the_queue_names_axes_in_words_and_filters_by_their_keys(client, application, viewer):
+    FlagFactory(application=application, problem="personal_data", suggested_axis="privacy_leak")
+    FlagFactory(application=application, problem="dangerous_advice", suggested_axis="self_harm")
+    client.force_login(viewer)
+    html = client.get(reverse("feedback:queue", args=["acme"]) + "?status=pending").content.decode()
+    table = html.split('data-testid="queue-table"', 1)[1]
+    assert "<td>privacy leak</td>" in table and "<td>self harm</td>" in table
+    assert "privacy_leak" not in table and "self_harm" not in table
+    assert '<option value="privacy_leak">privacy leak</option>' in html  # the filter: words shown, key sent
+    html = client.get(reverse("feedback:queue", args=["acme"]) + "?status=pending&axis=privacy_leak").content.decode()
+    assert '<option value="privacy_leak" selected>privacy leak</option>' in html
+    table = html.split('data-testid="queue-table"', 1)[1]
+    assert "<td>privacy leak</td>" in table and "<td>self harm</td>" not in table
+
+
+def test_the_detail_names_axes_in_words_and_approves_by_key(client, application, curator):
+    flag = FlagFactory(application=application, problem="personal_data", suggested_axis="privacy_leak",
+                       detector_scores={"privacy_leak": 0.8, "self_harm": 0.1})
+    client.force_login(curator)
+    html = client.get(_detail(flag)).content.decode()
+    assert "<dt>Suggested axis</dt><dd>privacy leak</dd>" in html
+    assert '<th scope="row">privacy leak</th>' in html and 'aria-label="privacy leak score"' in html
+    assert '<th scope="row">self harm</th>' in html and 'aria-label="self harm score"' in html
+    assert '<option value="privacy_leak" selected>privacy leak</option>' in html  # the approve form
+    assert '<option value="self_harm">self harm</option>' in html
+    client.post(_review(flag), {"decision": "approved", "version": 1, "axis": "self_harm",
+                                "verdict": "false_negative"})
+    flag.refresh_from_db()
+    assert flag.axis == "self_harm"
+    html = client.get(_detail(flag)).content.decode()
+    assert "<dt>Final axis</dt><dd>self harm · " in html
+    assert " · axis privacy leak → self harm" in _history(html)
+    assert "self_harm" not in _history(html)
+
+
+def test_a_conflict_names_the_axis_in_words(client, application, curator, curator2):
+    flag = FlagFactory(application=application, problem="personal_data", suggested_axis="privacy_leak")
+    client.force_login(curator2)
+    client.post(_review(flag), {"decision": "approved", "version": 1, "axis": "privacy_leak",
+                                "verdict": "false_negative"})
+    client.force_login(curator)
+    html = client.post(_review(flag), {"decision": "rejected", "version": 1}).content.decode()
+    assert "on axis privacy leak, false negative" in html and "on axis privacy_leak" not in html
+
+
+def test_the_history_names_a_changed_capture_label_in_words(client, application, curator):
+    application.capture_labels = ["correct", "should_have_refused", "made_things_up"]
+    application.save()
+    capture = CaptureFactory(application=application)
+    client.force_login(curator)
+    client.post(_review(capture), {"decision": "labelled", "version": 1, "label": "should_have_refused"})
+    client.post(_review(capture), {"decision": "pending", "version": 2})
+    client.post(_review(capture), {"decision": "labelled", "version": 3, "label": "made_things_up"})
+    capture.refresh_from_db()
+    assert capture.capture_label == "made_things_up"
+    history = _history(client.get(_detail(capture)).content.decode())
+    assert " · label — → should have refused" in history
+    assert " · label should have refused → —" in history
+    assert " · label — → made things up" in history
+    assert "should_have_refused" not in history and "made_things_up" not in history

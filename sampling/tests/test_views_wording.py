@@ -1,10 +1,13 @@
-"""Times on the sampling screens say UTC, like every other screen."""
+"""Times on the sampling screens say UTC, like every other screen; signals read as
+words (their keys stay in the plan's JSON and a data attribute)."""
 
 import pytest
 from django.urls import reverse
 
 from consoles.timestamps import on_screen
 from sampling.services import plan_create, plan_enqueue
+
+from .factories import make_case
 
 pytestmark = pytest.mark.django_db
 
@@ -24,3 +27,21 @@ def test_plan_times_say_utc_in_the_list_and_on_the_plan(client, application, cur
     html = client.get(url("plan", plan.pk)).content.decode()
     assert f"<dt>Made</dt><dd>{on_screen(plan.created_at)} by cora</dd>" in html
     assert f'data-testid="enqueued">{on_screen(plan.enqueued_at)} by cora</dd>' in html
+
+
+def test_signal_badges_read_as_words(client, application, curator, corpus):
+    make_case(application, "scrubbed", sanitized=True, evidence="none")
+    plan, _ = plan_create(application=application, budget=3, actor=curator)
+    client.force_login(curator)
+    html = client.get(url("plan", plan.pk)).content.decode()
+    selections = html.split('data-testid="selections"', 1)[1]
+    for key, words in [
+        ("gap:unresolved_conflict", "gap: unresolved conflict"),
+        ("mined:high_uncertainty", "mined: high uncertainty"),
+        ("mined:sensor_disagreement", "mined: sensor disagreement"),
+        ("gap:no_evidence_at_all", "gap: no evidence at all"),
+        ("sanitization_altered_outcome", "sanitization altered outcome"),
+    ]:
+        assert f'<li class="badge" data-signal="{key}">{words}</li>' in selections
+        assert f">{key}<" not in selections
+    assert b'"gap:unresolved_conflict"' in client.get(url("plan_json", plan.pk)).content  # the JSON keeps keys
