@@ -12,6 +12,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
 
 from consoles.access import Principal
+from consoles.api import ERRORS, ErrorOut
 from consoles.errors import NotFound
 from consoles.models import Role
 from consoles.schemas import StrictIn
@@ -58,11 +59,16 @@ class CaseListOut(Schema):
     items: list[CaseSummaryOut]
 
 
+MAX_OFFSET = 2**31 - 1  # more cases than any application holds
+
+
 class CaseListFilters(Schema):
     application_id: str | None = None
     status: str = Field("", description="unlabelled | one_label | double | gold | queued")
     limit: int = Field(50, ge=1, le=500)
-    offset: int = Field(0, ge=0)
+    # Bounded so offset + limit stays a 64-bit integer: past that the database driver
+    # raises (a 500) instead of answering an empty page.
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
 
 def _actor(principal: Principal):
@@ -80,7 +86,7 @@ def case_for(principal: Principal, case_pk: int, *, role: str = Role.VIEWER) -> 
 
 @router.post(
     "/cases",
-    response={200: CaseBatchOut, 201: CaseBatchOut},
+    response={200: CaseBatchOut, 201: CaseBatchOut, 409: ErrorOut, **ERRORS},
     summary="Import a batch of candidate cases (idempotent on case id)",
 )
 def cases_import(request: HttpRequest, payload: CaseBatchIn):
@@ -102,7 +108,7 @@ def cases_import(request: HttpRequest, payload: CaseBatchIn):
     return Status(201 if created else 200, body)
 
 
-@router.get("/cases", response=CaseListOut, summary="List cases, newest first")
+@router.get("/cases", response={200: CaseListOut, **ERRORS}, summary="List cases, newest first")
 def cases_list(request: HttpRequest, filters: Query[CaseListFilters]):
     principal: Principal = request.auth
     application = principal.application_for(filters.application_id)
@@ -110,7 +116,7 @@ def cases_list(request: HttpRequest, filters: Query[CaseListFilters]):
     return {"count": qs.count(), "items": list(qs[filters.offset : filters.offset + filters.limit])}
 
 
-@router.get("/cases/{case_pk}", summary="A case with its evidence, source families, fusion and gaps")
+@router.get("/cases/{case_pk}", response={200: dict, **ERRORS}, summary="A case with its evidence, source families, fusion and gaps")
 def case_detail(request: HttpRequest, case_pk: int) -> dict:
     case = case_for(request.auth, case_pk)
     rows = case_evidence(case=case)
@@ -176,7 +182,7 @@ class CaseFeedbackOut(Schema):
     created_at: datetime
 
 
-@router.post("/cases/{case_pk}/feedback", response={201: CaseFeedbackOut}, summary="Agree or disagree with a case")
+@router.post("/cases/{case_pk}/feedback", response={201: CaseFeedbackOut, **ERRORS}, summary="Agree or disagree with a case")
 def case_feedback(request: HttpRequest, case_pk: int, payload: CaseFeedbackIn):
     """An operator (session or personal token) or an agent (application token)
     posts a disposition. The case's replay manifest is frozen into the feedback.

@@ -13,8 +13,10 @@ from typing import Any
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.utils.csp import CSP
+from django.utils.decorators import method_decorator
 from django.views.decorators.csp import csp_override
-from ninja import NinjaAPI
+from django.views.decorators.debug import sensitive_variables
+from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, ValidationError
 from ninja.security import APIKeyCookie, HttpBearer
 
@@ -26,6 +28,7 @@ from .services import token_authenticate
 class BearerTokenAuth(HttpBearer):
     """`Authorization: Bearer <token>`: an application token or a personal token."""
 
+    @method_decorator(sensitive_variables("token"))
     def authenticate(self, request: HttpRequest, token: str) -> Principal | None:
         api_token = token_authenticate(secret=token)
         if api_token is None:
@@ -72,6 +75,23 @@ api = NinjaAPI(
     docs_url="/docs",
     docs_decorator=csp_override(_DOCS_CSP),
 )
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+    fields: dict[str, str]
+    current: dict | None = None
+
+
+class ErrorOut(Schema):
+    error: ErrorBody
+
+
+# The refusals every operation may answer, for its `response=`: 413 comes from
+# ApiBodyLimitMiddleware before the operation runs, so the schema is the only
+# place a client learns of it.
+ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
 def error_response(status: int, code: str, message: str, fields: dict[str, Any] | None = None) -> JsonResponse:
@@ -130,7 +150,8 @@ class ApiBodyLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path.startswith("/api/"):
+        # path_info, not path: mounted under a prefix (SCRIPT_NAME), path starts with the prefix.
+        if request.path_info.startswith("/api/"):
             try:
                 length = int(request.META.get("CONTENT_LENGTH") or 0)
             except ValueError:
@@ -144,7 +165,7 @@ class ApiBodyLimitMiddleware:
         return self.get_response(request)
 
 
-@api.get("/v1/me", tags=["access"], summary="Who this token or session is")
+@api.get("/v1/me", response={200: dict, **ERRORS}, tags=["access"], summary="Who this token or session is")
 def me(request: HttpRequest) -> dict:
     """Check a token: its kind and the applications it may act on."""
     principal: Principal = request.auth

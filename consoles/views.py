@@ -62,7 +62,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
     exc = sys.exc_info()[1]
     if isinstance(exc, OperationalError | InterfaceError):
         message = "The database is unavailable; nothing was saved. Try again in a moment."
-        if request.path.startswith("/api/"):
+        if request.path_info.startswith("/api/"):
             response = JsonResponse(
                 {"error": {"code": "unavailable", "message": message, "fields": {}}}, status=503
             )
@@ -70,7 +70,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
             response = HttpResponse(loader.get_template("503.html").render({"message": message}), status=503)
         response["Retry-After"] = "5"
         return response
-    if request.path.startswith("/api/"):
+    if request.path_info.startswith("/api/"):
         return JsonResponse(
             {"error": {"code": "server_error", "message": "Something went wrong on our side.", "fields": {}}},
             status=500,

@@ -10,9 +10,9 @@ from ninja import Field, Router, Schema
 from pydantic import ConfigDict
 
 from consoles.access import Principal
+from consoles.api import ERRORS
 from consoles.models import Role
 from consoles.schemas import StrictIn
-from feedback.api import ERRORS
 
 from .services import MAX_AXES, MAX_SCORE_TEXT, score
 

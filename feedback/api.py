@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 
 from consoles.access import Principal
-from consoles.api import api
+from consoles.api import ERRORS, ErrorOut, api
 from consoles.models import Role
 from consoles.schemas import StrictIn
 
@@ -19,20 +19,6 @@ from .selectors import FlagFilters, flag_events, flag_get_by_public_id, flag_pag
 from .services import MAX_ID, MAX_TEXT, Actor, flag_review, flag_submit
 
 router = Router(tags=["feedback"])
-
-
-class ErrorBody(Schema):
-    code: str
-    message: str
-    fields: dict[str, str]
-    current: dict | None = None
-
-
-class ErrorOut(Schema):
-    error: ErrorBody
-
-
-ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 
 
 class FlagIn(StrictIn):

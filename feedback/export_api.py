@@ -12,6 +12,7 @@ from django.utils import timezone
 from ninja import Router
 
 from consoles.access import Principal
+from consoles.api import ERRORS
 from consoles.models import Application
 
 from .exports import MEDIA_TYPE, ExportTally, jsonl_chunks
@@ -68,7 +69,7 @@ def _stream(*, application: Application, filters: FlagFilters, user, token, labe
         "`created_from`/`created_to` are inclusive days. Application tokens export their own "
         "application; a personal token or a session names it with `application_id`."
     ),
-    response={200: None},
+    response={200: None, **ERRORS},
     # The same int key as `response` above: a string "200" would sit beside it and
     # the schema would hold the key twice, which the docs page refuses to render.
     openapi_extra={

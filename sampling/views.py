@@ -5,11 +5,11 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
-from django_tables2 import RequestConfig
 
 from consoles.access import member_required
 from consoles.errors import DomainError, NotFound
 from consoles.models import Role
+from consoles.tables import table_configure
 from consoles.text import count
 from consoles.timestamps import on_screen
 
@@ -52,7 +52,7 @@ def index(request: HttpRequest) -> HttpResponse:
     """The application's plans, newest first, and the "does it beat random?" card."""
     application = request.application
     table = PlanTable(plan_list(application=application), app_slug=application.slug)
-    RequestConfig(request, paginate={"per_page": 25}).configure(table)
+    table_configure(request, table, per_page=25)
     context = {"table": table, **_comparison_context(request)}
     if request.htmx and request.htmx.target == "comparison":
         return render(request, "sampling/index.html#comparison", context)

@@ -12,6 +12,7 @@ from ninja import Field, Router, Schema
 from ninja.responses import Status
 
 from consoles.access import Principal
+from consoles.api import ERRORS, ErrorOut
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application, Role
 from consoles.schemas import StrictIn
@@ -138,7 +139,7 @@ def _can_see(principal: Principal, application: Application) -> bool:
     return True
 
 
-@router.post("/teaching/candidates", response={200: CandidateOut, 201: CandidateOut}, summary="Submit a discovery candidate")
+@router.post("/teaching/candidates", response={200: CandidateOut, 201: CandidateOut, 409: ErrorOut, **ERRORS}, summary="Submit a discovery candidate")
 def candidate_post(request: HttpRequest, payload: CandidateIn):
     """Store a candidate (idempotent on identical content; different content for a
     known id is 409). The answer lists the five eligibility gates; an ineligible
@@ -152,7 +153,7 @@ def candidate_post(request: HttpRequest, payload: CandidateIn):
     return Status(201 if created else 200, _candidate_out(candidate, created))
 
 
-@router.get("/teaching/candidates", response=list[CandidateOut], summary="List candidates with their gates")
+@router.get("/teaching/candidates", response={200: list[CandidateOut], **ERRORS}, summary="List candidates with their gates")
 def candidate_get_list(request: HttpRequest, application_id: str | None = None, limit: int = 100):
     principal: Principal = request.auth
     application = principal.application_for(application_id)
@@ -160,7 +161,7 @@ def candidate_get_list(request: HttpRequest, application_id: str | None = None, 
     return [_candidate_out(c, False) for c in selectors.candidate_list(application=application)[:limit]]
 
 
-@router.post("/teaching/eval-cases", response=ImportOut, summary="Create or update eval cases")
+@router.post("/teaching/eval-cases", response={200: ImportOut, **ERRORS}, summary="Create or update eval cases")
 def eval_cases_post(request: HttpRequest, payload: EvalCasesIn):
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
@@ -170,7 +171,7 @@ def eval_cases_post(request: HttpRequest, payload: EvalCasesIn):
     return {"created": result.created, "updated": result.updated, "unchanged": result.unchanged}
 
 
-@router.get("/teaching/eval-cases", response=list[EvalCaseIn], summary="List eval cases")
+@router.get("/teaching/eval-cases", response={200: list[EvalCaseIn], **ERRORS}, summary="List eval cases")
 def eval_cases_get(request: HttpRequest, application_id: str | None = None, split: str | None = None):
     principal: Principal = request.auth
     application = principal.application_for(application_id)
@@ -181,7 +182,7 @@ def eval_cases_get(request: HttpRequest, application_id: str | None = None, spli
     )
 
 
-@router.post("/teaching/proposals", response={200: dict, 201: dict}, summary="Propose an eligible candidate")
+@router.post("/teaching/proposals", response={200: dict, 201: dict, **ERRORS}, summary="Propose an eligible candidate")
 def proposal_post(request: HttpRequest, payload: ProposeIn):
     """Runs the eligibility gates (422 naming the failing gate) and the
     replay-equivalence gate; idempotent (200 with the existing proposal)."""
@@ -197,7 +198,7 @@ def proposal_post(request: HttpRequest, payload: ProposeIn):
     return Status(201 if created else 200, selectors.proposal_record(proposal))
 
 
-@router.get("/teaching/proposals", response=list[dict], summary="List proposals")
+@router.get("/teaching/proposals", response={200: list[dict], **ERRORS}, summary="List proposals")
 def proposal_get_list(
     request: HttpRequest,
     application_id: str | None = None,
@@ -210,13 +211,13 @@ def proposal_get_list(
     return [selectors.proposal_record(p) for p in selectors.proposal_list(application=application, state=state)[:limit]]
 
 
-@router.get("/teaching/proposals/{proposal_id}", response=dict, summary="One proposal with its replay evidence")
+@router.get("/teaching/proposals/{proposal_id}", response={200: dict, **ERRORS}, summary="One proposal with its replay evidence")
 def proposal_get_one(request: HttpRequest, proposal_id: str, application_id: str | None = None):
     proposal = _proposal_for(request.auth, proposal_id, application_id, Role.VIEWER)
     return selectors.proposal_record(proposal)
 
 
-@router.post("/teaching/proposals/{proposal_id}/decision", response=dict, summary="Accept, reject or withdraw")
+@router.post("/teaching/proposals/{proposal_id}/decision", response={200: dict, 409: ErrorOut, **ERRORS}, summary="Accept, reject or withdraw")
 def proposal_decision_post(
     request: HttpRequest, proposal_id: str, payload: DecisionIn, application_id: str | None = None
 ):
@@ -236,7 +237,7 @@ def proposal_decision_post(
     return selectors.proposal_record(selectors.proposal_get(application=proposal.application, proposal_id=proposal_id))
 
 
-@router.get("/teaching/corpus", summary="The active corpus as JSONL", response={200: None})
+@router.get("/teaching/corpus", summary="The active corpus as JSONL", response={200: None, **ERRORS})
 def corpus_get(request: HttpRequest, application_id: str | None = None):
     principal: Principal = request.auth
     application = principal.application_for(application_id)

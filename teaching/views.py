@@ -9,12 +9,12 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
-from django_tables2 import RequestConfig
 
 from consoles.access import member_required
 from consoles.errors import DomainError
 from consoles.extensions import HomeCard
 from consoles.models import Application, Role
+from consoles.tables import table_configure
 from consoles.timestamps import on_screen
 
 from . import selectors, services
@@ -48,7 +48,7 @@ def index(request: HttpRequest) -> HttpResponse:
     state = StateFilterForm(request.GET).selected()
     proposals = selectors.proposal_list(application=application, state=None if state == "all" else state)
     table = ProposalTable(proposals, app_slug=application.slug)
-    RequestConfig(request, paginate={"per_page": 50}).configure(table)
+    table_configure(request, table, per_page=50)
     counts = selectors.proposal_counts(application=application)
     context = {
         "table": table,
@@ -176,6 +176,12 @@ def candidate_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 @member_required(Role.CURATOR)
 def candidate_propose(request: HttpRequest, candidate_id: str) -> HttpResponse:
+    # Another application's candidate is a 404 like any object of another tenant,
+    # not a message on this application's candidates page.
+    try:
+        selectors.candidate_get(application=request.application, candidate_id=candidate_id)
+    except DomainError as exc:
+        raise Http404(exc.message) from exc
     form = ProposeForm(request.POST)
     allow = form.is_valid() and form.cleaned_data["allow_evaluative"]
     try:

@@ -92,6 +92,12 @@ def test_case_list(client, application, app_token):
     assert data["count"] == 2 and [c["case_id"] for c in data["items"]] == ["c2"]
 
 
+@pytest.mark.parametrize("offset", [10**20, -1])
+def test_an_offset_out_of_range_is_a_422_naming_it(client, application, app_token, offset):
+    response = client.get(f"/api/v1/cases?offset={offset}", **bearer(app_token))
+    assert response.status_code == 422 and "offset" in response.json()["error"]["fields"]
+
+
 def test_cases_are_sealed_between_tenants(client, tenant_pair):
     case = case_import(application=tenant_pair.b, data=CaseIn.model_validate(case_payload()), actor=None).case
     assert_api_sealed(client, tenant_pair.token_a, f"/api/v1/cases/{case.pk}")

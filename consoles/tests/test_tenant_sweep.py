@@ -331,3 +331,27 @@ def test_a_revoked_or_unknown_token_is_401_everywhere(client, world):
         response, _ = _api_request(client, "cc_app_not-a-real-token", method, path, operation, world["victims"])
         assert response.status_code == 401, (method, path, response.status_code)
         assert response.json()["error"]["code"] == "unauthorized"
+
+
+def test_ids_in_a_posted_form_name_nothing_of_another_application(client, world):
+    """The sweep above fills in URL arguments; these screens also take ids in the
+    body. A member of both applications posts, under A's URL, ids of B's objects:
+    each is looked up within A, so nothing of B is decided, promoted or retired."""
+    apps_ = {a.slug: a for a in world["victims"]}
+    a, b = apps_["acme-chat"], apps_["globex-verifier"]
+    Flag, CaseLabel, Case = (apps.get_model(m) for m in ("feedback.Flag", "adjudication.CaseLabel", "adjudication.Case"))
+    CorpusEntry = apps.get_model("teaching.CorpusEntry")
+    theirs_pending = list(Flag.objects.filter(application=b, status="pending").values_list("public_id", flat=True)[:5])
+    their_label = CaseLabel.objects.filter(application=b).order_by("pk").first()
+    their_entries = list(CorpusEntry.objects.filter(application=b).order_by("pk").values_list("pk", flat=True)[:2])
+    assert theirs_pending and their_label and len(their_entries) == 2
+    before = _object_counts()
+    client.force_login(world["owner"])
+    client.post(f"/a/{a.slug}/flags/bulk-reject/", {"ids": theirs_pending, "note": "cross-tenant"})
+    own_case = Case.objects.filter(application=a).order_by("pk").first()
+    client.post(f"/a/{a.slug}/cases/{own_case.pk}/gold/", {"label_id": their_label.pk, "rationale": "cross-tenant"})
+    response = client.post(f"/a/{a.slug}/teaching/corpus/",
+                           {"entry": their_entries[0], "superseded_by": their_entries[1], "note": "cross-tenant"})
+    assert response.status_code == 422
+    assert Flag.objects.filter(public_id__in=theirs_pending, status="pending").count() == len(theirs_pending)
+    assert _object_counts() == before, "ids of another application's objects changed something"

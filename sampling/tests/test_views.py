@@ -4,6 +4,7 @@ import pytest
 from django.urls import reverse
 
 from adjudication.models import QueueEntry
+from consoles.tables import MAX_PER_PAGE
 from consoles.testing import assert_sealed
 from consoles.tests.factories import UserFactory
 from sampling.models import SamplingPlan
@@ -28,6 +29,21 @@ def test_index_lists_plans_for_a_viewer_in_few_queries(client, viewer, curator, 
     assert response.status_code == 200
     assert html.count('href="/a/acme/sampling/plans/') == 3
     assert "New plan" not in html  # a viewer cannot make one
+
+
+def test_index_pages_plans_within_bounds_whatever_the_url_asks(client, application, curator, corpus):
+    """`?per_page=` is read from the URL: a huge one must not list every plan in one
+    response, and a negative one is not a server error."""
+    plan, _ = plan_create(application=application, budget=1, actor=curator)
+    fields = {f.attname: getattr(plan, f.attname) for f in SamplingPlan._meta.concrete_fields if not f.primary_key}
+    SamplingPlan.objects.bulk_create(
+        SamplingPlan(**{**fields, "plan_digest": f"{i:064x}"}) for i in range(MAX_PER_PAGE + 10)
+    )
+    client.force_login(curator)
+    html = client.get(url("index"), {"per_page": 10**9}).content.decode()
+    assert html.count('href="/a/acme/sampling/plans/') == MAX_PER_PAGE
+    response = client.get(url("index"), {"per_page": -1})
+    assert response.status_code == 200 and response.content.decode().count('href="/a/acme/sampling/plans/') == 1
 
 
 def test_index_says_when_there_are_not_enough_gold_labels(client, curator, corpus):

@@ -63,6 +63,17 @@ def test_index_query_count_does_not_grow_with_proposals(client, curator, world, 
     assert response.content.decode().count("data-proposal=") == 30
 
 
+def test_index_page_size_from_the_url_stays_within_bounds(client, curator, world):
+    for i in range(3):
+        make(world, f"c-{i}", f"city{i}", f"land{i}")
+    client.force_login(curator)
+    url = reverse("teaching:index", args=["acme"])
+    for asked, shown in (("-1", 1), ("0", 1), ("2", 2), (str(10**9), 3)):
+        response = client.get(url, {"state": "all", "per_page": asked})
+        assert response.status_code == 200, asked
+        assert response.content.decode().count("<tr data-proposal=") == shown, asked
+
+
 def test_proposal_page_shows_chain_evidence_and_highlights_regressions(client, curator, regressed, django_assert_max_num_queries):
     client.force_login(curator)
     with django_assert_max_num_queries(10):
@@ -147,6 +158,17 @@ def test_candidates_page_shows_gates_and_proposes(client, curator, world, django
     assert response.status_code == 302 and response.url == reverse("teaching:proposal", args=["acme", proposal.proposal_id])
     response = client.post(reverse("teaching:propose", args=["acme", "c-vague"]), follow=True)
     assert "polarity decided" in response.content.decode() and Proposal.objects.count() == 1
+
+
+def test_proposing_another_applications_candidate_is_404(client, tenant_pair):
+    """Candidate ids are the pipeline's own, so two applications may hold the same one
+    (the demo's do): a candidate only B holds, named under A's URL, does not exist."""
+    CandidateFactory(application=tenant_pair.b, candidate_id="only-in-b", subject="tokyo", object="japan")
+    client.force_login(tenant_pair.member_of_a)
+    response = client.post(reverse("teaching:propose", args=[tenant_pair.a.slug, "only-in-b"]))
+    assert response.status_code == 404 and not Proposal.objects.exists()
+    assert_sealed(client, tenant_pair.member_of_a, reverse("teaching:propose", args=[tenant_pair.b.slug, "only-in-b"]),
+                  "post")
 
 
 def test_evals_page_lists_cases_per_split_and_current_metrics(client, viewer, world):
