@@ -111,7 +111,9 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
         if obj is None:
             return []
-        return ["kind", "application", "user", "prefix", "created_at", "created_by", "last_used_at"]
+        # revoked_at too: revoking is the list's action (token_revoke), and a revoked token stays
+        # revoked; an editable date would let a staff user bring a leaked token back to life.
+        return ["kind", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
         if change:

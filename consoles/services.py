@@ -8,6 +8,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from . import rowsql
 from .errors import Conflict, InvalidInput, NotFound
@@ -98,6 +99,7 @@ def token_revoke(*, token: ApiToken) -> ApiToken:
     return token
 
 
+@sensitive_variables("secret")  # a debug error page or error report never shows the token
 def token_authenticate(*, secret: str) -> ApiToken | None:
     """The active token with this secret (with its application), or None (unknown or revoked).
 

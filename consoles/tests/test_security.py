@@ -84,6 +84,21 @@ def test_an_admin_unlocks_from_the_admin(client):
     assert _login(client, "nina", PASSWORD).status_code == 302
 
 
+def test_a_revoked_token_stays_revoked_through_the_admin(client, application):
+    issued = token_issue(name="leaked", application=application)
+    root = get_user_model().objects.create_superuser("root", "root@example.com", "root-pass-2026!")
+    client.force_login(root)
+    client.post("/admin/consoles/apitoken/", {"action": "revoke_tokens", "_selected_action": [issued.token.pk]})
+    revoked_at = ApiToken.objects.get(pk=issued.token.pk).revoked_at
+    assert revoked_at is not None
+    page = client.get(f"/admin/consoles/apitoken/{issued.token.pk}/change/")
+    assert page.status_code == 200 and 'name="revoked_at' not in page.text  # shown, not editable
+    client.post(f"/admin/consoles/apitoken/{issued.token.pk}/change/",
+                {"name": "leaked", "revoked_at_0": "", "revoked_at_1": ""})
+    assert ApiToken.objects.get(pk=issued.token.pk).revoked_at == revoked_at
+    assert client.__class__().get("/api/v1/me", HTTP_AUTHORIZATION=f"Bearer {issued.secret}").status_code == 401
+
+
 # --- production settings ------------------------------------------------------------
 
 
@@ -147,3 +162,24 @@ def test_tokens_are_stored_as_sha256_digests_only():
     stored = " ".join(str(getattr(row, f.attname)) for f in ApiToken._meta.concrete_fields)
     assert issued.secret not in stored
     assert row.digest == hashlib.sha256(issued.secret.encode()).hexdigest()
+
+
+def test_a_token_secret_is_hidden_from_error_reports(rf, monkeypatch):
+    import sys
+
+    from django.views.debug import ExceptionReporter
+
+    from consoles import api, services
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(services.rowsql, "read_plan", boom)
+    secret = "cc_app_" + hashlib.sha256(b"never shown").hexdigest()
+    try:
+        api.BearerTokenAuth().authenticate(rf.get("/api/v1/me"), secret)
+    except RuntimeError:
+        frames = ExceptionReporter(rf.get("/"), *sys.exc_info()).get_traceback_frames()
+    shown = {frame["function"]: repr(frame["vars"]) for frame in frames}
+    assert {"authenticate", "token_authenticate"} <= shown.keys()
+    assert secret not in shown["authenticate"] and secret not in shown["token_authenticate"]
