@@ -45,3 +45,21 @@ def test_signal_badges_read_as_words(client, application, curator, corpus):
         assert f'<li class="badge" data-signal="{key}">{words}</li>' in selections
         assert f">{key}<" not in selections
     assert b'"gap:unresolved_conflict"' in client.get(url("plan_json", plan.pk)).content  # the JSON keeps keys
+
+
+def test_the_comparison_card_shows_the_same_figures_as_its_verdict(client, curator, monkeypatch):
+    """0.4115 and 0.5625 sit on a rounding tie: the card's figures and its sentence
+    must round them the same way (the sentence says 0.411 and 0.562)."""
+    from sampling import views
+    from sampling.comparison import Comparison
+
+    result = Comparison(labelled_count=22, budget=16, seed=0, draws=1000, max_per_pattern=2, enough=True,
+                        selected_count=16, policy_hits=9, policy_share=0.5625, base_rate=0.409091,
+                        random_mean=0.4115, random_low=0.2, random_high=0.6, draws_at_least_policy=0.1)
+    monkeypatch.setattr(views, "gold_labelled_count", lambda **kwargs: 22)
+    monkeypatch.setattr(views, "sampling_comparison", lambda **kwargs: result)
+    client.force_login(curator)
+    html = client.get(url("index"), {"budget": 16, "seed": 0, "draws": 1000}).content.decode()
+    assert "policy 0.562 vs random mean 0.411" in html
+    assert 'data-testid="policy-share">0.562 (9 of 16)' in html
+    assert 'data-testid="random-mean">mean 0.411, 95% interval 0.200–0.600' in html
