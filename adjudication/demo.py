@@ -93,7 +93,7 @@ SECOND_DIFFERS = {"unreliable": "contradicted", "reliable": "insufficient_eviden
 
 PLAN = {
     # slug: (cases, double-labelled, single-labelled, queued only, gold on first N)
-    "acme-chat": (30, 24, 3, 3, 22),
+    "acme-chat": (33, 24, 3, 3, 22),  # the last 3: new, not queued, for the tour's plan to enqueue
     "globex-verifier": (12, 4, 2, 4, 2),
 }
 
@@ -149,8 +149,8 @@ def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -
     now = timezone.now()
     labelled = double + single
     for n, case in enumerate(cases):
-        if n >= double and not case.queue_entries.exists():
-            reason = "manual" if n % 2 else "demo plan: high_uncertainty, sensor_disagreement"
+        if double <= n < labelled + queued and not case.queue_entries.exists():
+            reason = "manual" if n % 2 else "second look: the sensors disagree"
             with demo_clock(_enqueued_at(now, n, labelled)):
                 queue_enqueue(application=application, case=case, selection_reason=reason, actor=None)
 

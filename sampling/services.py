@@ -188,7 +188,7 @@ class EnqueueResult:
         if self.case_gone:
             parts.append(f"{self.case_gone} no longer exist")
         if self.labelled:
-            parts.append(f"{self.labelled} already have their labels")
+            parts.append(f"{self.labelled} already {'has its' if self.labelled == 1 else 'have their'} labels")
         return ", ".join(parts) + "."
 
 

@@ -25,3 +25,15 @@ def test_demo_is_idempotent_and_has_enough_for_kappa():
     assert queued_labels.exists()
     for label in queued_labels:
         assert label.queue_entry.created_at < label.created_at
+
+
+@pytest.mark.django_db
+def test_the_tours_newer_plan_has_cases_left_to_enqueue():
+    from sampling.models import SamplingPlan
+    from sampling.services import plan_enqueue
+
+    call_command("load_demo", stdout=None)
+    waiting = SamplingPlan.objects.get(application__slug="acme-chat", enqueued_at__isnull=True)
+    result = plan_enqueue(plan=waiting, actor=None)
+    assert result.queued >= 1 and result.already_queued >= 1
+    assert not QueueEntry.objects.filter(selection_reason__startswith="demo plan").exists()  # no plan that isn't one

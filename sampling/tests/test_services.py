@@ -165,7 +165,7 @@ def test_a_case_that_already_has_its_labels_is_not_queued(application, curator, 
     plan, _ = plan_create(application=application, budget=5, actor=None)
     result = plan_enqueue(plan=plan, actor=None)
     assert (result.queued, result.labelled) == (4, 1)
-    assert result.summary == "4 cases queued, 1 already have their labels."
+    assert result.summary == "4 cases queued, 1 already has its labels."
     assert not QueueEntry.objects.filter(case=corpus["loud"]).exists()
     loud = plan.selections.get(case_ref="loud")
     assert loud.enqueue_outcome == EnqueueOutcome.LABELLED and loud.queue_entry is None
