@@ -39,7 +39,7 @@ def check_writable(path: Path) -> Path:
     parent = path.parent
     if not parent.is_dir():
         raise ExportPathError(
-            f"Cannot write {path}: directory {parent} does not exist.", fields={"out": "no such directory"}
+            f"Cannot write {path}: directory {parent} does not exist.", fields={"out": "does not exist"}
         )
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ExportPathError(

@@ -439,9 +439,11 @@ def flag_review(
         )
         if not updated:
             current = Flag.objects.get(pk=flag.pk)
+            now_at = f"{current.get_status_display().lower()}, version {current.version}"
             raise Conflict(
-                f"Someone else changed this flag meanwhile (now {current.get_status_display().lower()}, version "
-                f"{current.version}); your decision was not saved.",
+                f"Version {version} is not one this flag has had (it is {now_at}); your decision was not saved."
+                if version > current.version else
+                f"Someone else changed this flag meanwhile (now {now_at}); your decision was not saved.",
                 current=flag_as_dict(current),
             )
         old = {name: getattr(flag, name) for name in ("status", "axis", "verdict", "capture_label")}
@@ -781,7 +783,8 @@ def _mark_exports_stale(
     fresh = [manifest.pk for manifest, _ in hits if manifest.stale_at is None]
     if fresh:
         ExportManifest.objects.filter(pk__in=fresh).update(stale_at=now, stale_reason=reason[:200])
-    return [_describe_export(manifest) for manifest, _ in hits]
+    # One line per file: a path exported twice (the later run replaced the file) is named once.
+    return list(dict.fromkeys(_describe_export(manifest) for manifest, _ in hits))
 
 
 def _describe_export(manifest: ExportManifest) -> str:

@@ -6,6 +6,7 @@ from argparse import ArgumentParser, ArgumentTypeError
 from datetime import date
 
 from consoles.errors import InvalidInput
+from feedback.models import FlagStatus
 from feedback.selectors import FlagFilters
 
 
@@ -43,6 +44,8 @@ def filters_from_options(options: dict) -> FlagFilters:
     if not status.strip():
         # Blank would mean "no status filter": every pending and rejected flag in the corpus.
         raise InvalidInput("Invalid filter.", fields={"status": 'give a status, or "any" for every status'})
+    if status != "any" and status not in FlagStatus.values:
+        raise InvalidInput("Invalid filter.", fields={"status": f"Use one of {', '.join(FlagStatus.values)}, or any."})
     return FlagFilters(
         status="" if status == "any" else status,
         axis=options["axis"],

@@ -228,7 +228,12 @@ def test_a_stale_version_is_409_with_the_current_state(client, application, cura
     assert response.status_code == 409
     error = response.json()["error"]
     assert error["code"] == "conflict" and error["current"]["status"] == "rejected" and error["current"]["version"] == 2
+    assert error["message"].startswith("Someone else changed this flag meanwhile (now rejected, version 2)")
     assert Flag.objects.get(pk=flag.pk).status == "rejected" and FlagReview.objects.count() == 1
+    # A version the flag never had is not blamed on someone else.
+    response = _post(client, personal_token(curator), {"status": "approved", "version": 7}, url=url)
+    assert response.status_code == 409 and response.json()["error"]["message"].startswith(
+        "Version 7 is not one this flag has had (it is rejected, version 2)")
 
 
 def test_reopen_and_label_a_capture(client, application, curator):

@@ -127,7 +127,8 @@ def test_export_and_supersede(world, operator, tmp_path):
     )
     run("export", "--out", str(out), "--app", "acme")
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [second.pk]
-    assert "does not exist" in fails("export", "--out", str(tmp_path / "no" / "x.jsonl"), "--app", "acme")
+    missing = fails("export", "--out", str(tmp_path / "no" / "x.jsonl"), "--app", "acme")
+    assert missing.endswith("does not exist.") and "out:" not in missing  # said once
     # Only an earlier export is replaced: any other file is refused, one line, untouched.
     notes = tmp_path / "notes.txt"
     notes.write_text("mine\n")
