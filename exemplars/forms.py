@@ -35,7 +35,8 @@ class TryForm(forms.Form):
     region = forms.ChoiceField(choices=Region.choices, initial=Region.PROMPT)
     text = forms.CharField(max_length=MAX_SCORE_TEXT, widget=forms.Textarea(attrs={"rows": 4}), strip=False)
     p_detector = forms.FloatField(
-        label="Detector p (every axis)", min_value=0, max_value=1, initial=0.5,
+        # Below the threshold by default, so a danger match shows as the flag it turns on.
+        label="Detector p (every axis)", min_value=0, max_value=1, initial=0.3,
         widget=forms.NumberInput(attrs={"step": "0.01"}),
     )
     threshold = forms.FloatField(

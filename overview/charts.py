@@ -306,7 +306,7 @@ def sampling(application: Application, days: list[date]) -> Section:
 STATE_LABELS = {
     ProposalState.PENDING: "Pending",
     ProposalState.ACCEPTED: "Accepted",
-    ProposalState.REJECTED: "Rejected (operator)",
+    ProposalState.REJECTED: "Rejected",  # by an operator; the gate's are "Auto-rejected" beside it
     AUTO_REJECTED: "Auto-rejected",
     ProposalState.WITHDRAWN: "Withdrawn",
 }

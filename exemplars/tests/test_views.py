@@ -68,6 +68,14 @@ def test_try_it_shows_the_match_and_the_adjusted_score(client, application, cura
     assert "<html" not in partial and 'data-testid="tryit-result"' in partial and flag.public_id in partial
 
 
+def test_try_it_starts_below_the_threshold_so_a_match_turns_the_flag_on(client, application, viewer, profile):
+    client.force_login(viewer)
+    html = client.get(url("bank", application)).content.decode()
+    p = float(html.split('name="p_detector" value="', 1)[1].split('"', 1)[0])
+    threshold = float(html.split('name="threshold" value="', 1)[1].split('"', 1)[0])
+    assert p < threshold  # at 0.5 / 0.5 every axis already read "flag", and a match changed nothing visible
+
+
 def test_try_it_with_bad_input_explains(client, application, viewer, profile):
     client.force_login(viewer)
     response = client.get(url("try", application), {"detector": "nope", "region": "prompt", "text": "x",

@@ -132,3 +132,13 @@ def test_the_backlog_note_names_the_day_of_each_figure(client, application, view
     html = client.get(_url(**{"from": yesterday.isoformat(), "to": today.isoformat()})).content.decode()
     # the first figure is the end of the range's first day (it said "the start of the range")
     assert f"Pending at the end of {today:%b %d}: 2 (at the end of {yesterday:%b %d}: {by_yesterday})." in html
+
+
+def test_the_proposal_states_are_named_in_full_on_the_chart(client):
+    from django.core.management import call_command
+
+    call_command("load_demo", stdout=None)
+    client.force_login(Flag.objects.first().application.memberships.first().user)
+    html = client.get(_url("acme-chat")).content.decode()
+    chart = html.split('data-testid="chart-proposals"', 1)[1].split("</svg>", 1)[0]
+    assert "Rejected</text>" in chart and "Auto-rejected</text>" in chart and "…" not in chart
