@@ -203,13 +203,9 @@ def contradictions(items: Iterable[ReviewedItem]) -> dict[int, list[str]]:
 
 
 def render_yaml(
-    kind: DraftKind, items: Iterable[ReviewedItem], *, application_id: str,
-    contradicted: Mapping[int, list[str]] | None = None,
+    kind: DraftKind, items: Iterable[ReviewedItem], *, application_id: str, contradicted: Mapping[int, list[str]],
 ) -> str:
     """The file text: a marker comment, then a sorted, key-sorted YAML document."""
-    items = list(items)
-    if contradicted is None:
-        contradicted = contradictions(items)
     entries = []
     marked = 0
     for item in items:
@@ -242,10 +238,14 @@ def render_yaml(
     return header + body
 
 
-def render_drafts(items: Iterable[ReviewedItem], *, application_id: str) -> dict[str, str]:
-    """File name -> text for the three draft files."""
+def render_drafts(
+    items: Iterable[ReviewedItem], *, application_id: str, contradicted: Mapping[int, list[str]] | None = None,
+) -> dict[str, str]:
+    """File name -> text for the three draft files; `contradicted` is `contradictions(items)`
+    when the caller has it already."""
     materialised = list(items)
-    contradicted = contradictions(materialised)
+    if contradicted is None:
+        contradicted = contradictions(materialised)
     return {
         kind.filename: render_yaml(kind, materialised, application_id=application_id, contradicted=contradicted)
         for kind in DRAFT_KINDS

@@ -739,8 +739,8 @@ def drafts_export(*, application: Application, out_dir: Path, requested_by_label
     not one of our drafts) and record which flags they hold."""
     watermark = timezone.now()
     items = list(reviewed_items(application=application))
-    files = render_drafts(items, application_id=application.slug)
-    contradicted = len(contradictions(items))
+    contradicted = contradictions(items)
+    files = render_drafts(items, application_id=application.slug, contradicted=contradicted)
     written = write_drafts(Path(out_dir), files)
     tally = ExportTally()
     for item in items:
@@ -755,7 +755,7 @@ def drafts_export(*, application: Application, out_dir: Path, requested_by_label
     with transaction.atomic():
         return _export_manifest_create(
             application=application, kind=ExportKind.DRAFTS, path=str(Path(out_dir).resolve()),
-            filters={"files": sorted(p.name for p in written), "contradicted_items": contradicted},
+            filters={"files": sorted(p.name for p in written), "contradicted_items": len(contradicted)},
             tally=tally, since=None,
             watermark=watermark, requested_by_label=requested_by_label, sha256=digest.hexdigest(),
         )
