@@ -43,7 +43,7 @@ def fuzz(vendor: str, examples: int) -> list[Row]:
             "from django.contrib.auth import get_user_model\n"
             "from consoles.management.commands.load_demo import DEMO_TOKEN_SECRETS\n"
             "from consoles.services import token_issue\n"
-            "call_command('load_demo', stdout=io.StringIO())\n"
+            "call_command('load_demo', '--scratch', stdout=io.StringIO())\n"
             "user = get_user_model().objects.get(username='curator')\n"
             "print(json.dumps({'application token': DEMO_TOKEN_SECRETS['acme-chat'],\n"
             "                  'personal token': token_issue(name='fuzz', user=user).secret}))"

@@ -97,3 +97,13 @@ def test_load_demo_is_idempotent():
     out = run("load_demo")
     assert [m.objects.count() for m in (Application, Membership, ApiToken)] == counts
     assert "curator" in out and "demo-pass-2026" in out
+
+
+def test_load_demo_is_refused_in_production_unless_scratch(settings):
+    settings.PRODUCTION = True
+    with pytest.raises(CommandError) as exc:
+        run("load_demo")
+    assert exc.value.returncode == 2 and "refusing to load the demo in production" in str(exc.value)
+    assert not Application.objects.exists() and not ApiToken.objects.exists()
+    assert "demo-pass-2026" in run("load_demo", "--scratch")
+    assert Application.objects.filter(slug="acme-chat").exists()

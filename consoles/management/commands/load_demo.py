@@ -1,6 +1,8 @@
 """Demo data for `make run`: idempotent (a second run changes nothing)."""
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
 from django.db import transaction
 
 from consoles.extensions import demo_loaders
@@ -44,9 +46,23 @@ DEMO_TOKEN_SECRETS = {
 
 
 class Command(DomainCommand):
-    help = "Load demo applications, users and data (idempotent)."
+    help = "Load demo applications, users and data (idempotent). Refused in production unless --scratch."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--scratch", action="store_true",
+            help="load it even with DEBUG=0: for a throwaway server (the reliability harness), never a deployment",
+        )
 
     def handle(self, *args, **options) -> None:
+        if settings.PRODUCTION and not options["scratch"]:
+            # The demo publishes its logins and tokens (README, this command's output):
+            # on a deployment they would be an open door.
+            raise CommandError(
+                f"refusing to load the demo in production (DEBUG=0): it creates the published login "
+                f"admin / {DEMO_PASSWORD} and published API tokens; pass --scratch only on a throwaway server",
+                returncode=2,
+            )
         User = get_user_model()
         with transaction.atomic():
             users = {}
