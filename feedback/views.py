@@ -239,6 +239,7 @@ def review(request: HttpRequest, public_id: str) -> HttpResponse:
             messages.error(request, f"Not saved: {exc.message}")
             context = _detail_context(request, flag)
             context["conflict"] = _conflict_state(exc.current or {})
+            context["shown_url"] = _detail_url(application.slug, flag, qs)
             return render(request, "feedback/queue.html", context, status=409)
         except DomainError as exc:
             exc.add_to_form(form)
@@ -254,6 +255,7 @@ def review(request: HttpRequest, public_id: str) -> HttpResponse:
     context = _detail_context(request, flag)
     context["review_form"] = form
     context["review_decision"] = form.data.get("decision")
+    context["shown_url"] = _detail_url(application.slug, flag, qs)
     return render(request, "feedback/queue.html", context, status=422)
 
 

@@ -1,5 +1,6 @@
 """Browser tests of the triage queue: keys, decisions, the two-curator conflict, escaping."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -100,6 +101,7 @@ def test_two_curators_deciding_the_same_flag_get_a_conflict_not_an_overwrite(new
     expect(conflict).to_be_visible()
     expect(conflict).to_contain_text("rejected")
     expect(carl.get_by_test_id("flag-status")).to_have_text("Rejected")
+    expect(carl).to_have_url(re.compile(re.escape(url) + r"(\?.*)?$"))  # the flag's page, not its form's /review/
     assert _status(flags[0]) == "rejected"
 
 

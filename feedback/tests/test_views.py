@@ -135,6 +135,8 @@ def test_a_decision_on_a_flag_decided_meanwhile_shows_a_conflict(client, applica
     html = response.content.decode()
     assert response.status_code == 409 and 'data-testid="conflict"' in html and "rejected" in html
     assert Flag.objects.get(pk=flag.pk).status == "rejected" and FlagReview.objects.count() == 1
+    # queue.js puts the flag's own address in the address bar, not the form's /review/.
+    assert f'data-shown-url="{_detail(flag)}"' in html
 
 
 def test_an_invalid_decision_is_a_form_error(client, application, curator):

@@ -27,6 +27,14 @@
     if (dialog.open) { dialog.close(); } else { dialog.showModal(); }
   }
 
+  // A refused decision (a conflict, a form error) is answered at the form's /review/
+  // address; the address bar shows the flag's own page instead, so a reload or a
+  // shared link opens the flag rather than offering to post the old decision again.
+  var shown = document.querySelector("[data-shown-url]");
+  if (shown && window.history.replaceState) {
+    window.history.replaceState(window.history.state, "", shown.getAttribute("data-shown-url"));
+  }
+
   function firstRowLink() {
     return document.querySelector("#queue-rows a[data-row-link]");
   }
