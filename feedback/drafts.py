@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from consoles.files import ExportPathError, atomic_write
+from consoles.files import ExportPathError, StagedFile, stage_write
 from consoles.text import count
 from consoles.timestamps import iso_utc
 
@@ -168,6 +168,20 @@ def eval_case(item: ReviewedItem) -> dict[str, Any]:
     return case
 
 
+class _DraftDumper(yaml.SafeDumper):
+    """PyYAML writes U+0085 (NEL), a YAML 1.1 line break, raw inside a plain or
+    block scalar, and reads it back as a space or a newline; a string holding one
+    is written double-quoted, where it is escaped (`\\N`) and round-trips."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if "\x85" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_DraftDumper.add_representer(str, _represent_str)
+
+
 @dataclass(frozen=True)
 class DraftKind:
     filename: str
@@ -232,8 +246,8 @@ def render_yaml(
             f"# {count(marked, 'item')} contradict{'s' if marked == 1 else ''} another review (same axis, region "
             "and text, the opposite verdict): see provenance.contradicted_by, and settle them before merging.\n"
         )
-    body = yaml.safe_dump(
-        document, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100
+    body = yaml.dump(
+        document, Dumper=_DraftDumper, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100
     )
     return header + body
 
@@ -253,7 +267,16 @@ def render_drafts(
 
 
 def write_drafts(directory: Path, files: Mapping[str, str]) -> list[Path]:
-    """Write each draft atomically under `directory`.
+    """Write each draft atomically under `directory` (see `stage_drafts`)."""
+    staged = stage_drafts(directory, files)
+    commit_drafts(staged)
+    return [draft.path for draft in staged]
+
+
+def stage_drafts(directory: Path, files: Mapping[str, str]) -> list[StagedFile]:
+    """Write every draft in full beside its target, none visible yet: a failure
+    (an unwritable directory, a full disk) leaves the previous drafts as they
+    were, never a mix of old and new files.
 
     Refuses (before writing anything) to replace a file that is not one of our
     drafts, so an authoritative suite that happens to share a name is never
@@ -274,11 +297,29 @@ def write_drafts(directory: Path, files: Mapping[str, str]) -> list[Path]:
     except OSError as exc:
         raise ExportPathError(f"Cannot write drafts: cannot create {directory} ({exc.strerror}).",
                               fields={"out": "cannot be created"}) from exc
-    written = []
-    for name, text in sorted(files.items()):
-        atomic_write(targets[name], [text.encode()])
-        written.append(targets[name])
-    return written
+    staged: list[StagedFile] = []
+    try:
+        for name, text in sorted(files.items()):
+            staged.append(stage_write(targets[name], [text.encode()]))
+    except BaseException:
+        discard_drafts(staged)
+        raise
+    return staged
+
+
+def commit_drafts(staged: list[StagedFile]) -> None:
+    """Rename the staged drafts into place; if one fails, the rest are discarded."""
+    try:
+        for draft in staged:
+            draft.commit()
+    except BaseException:
+        discard_drafts(staged)
+        raise
+
+
+def discard_drafts(staged: list[StagedFile]) -> None:
+    for draft in staged:
+        draft.discard()
 
 
 def _is_draft(path: Path) -> bool:

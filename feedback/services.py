@@ -26,7 +26,7 @@ from consoles.files import check_writable, stage_write, write_manifest
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
-from .drafts import contradictions, render_drafts, write_drafts
+from .drafts import contradictions, discard_drafts, render_drafts, stage_drafts
 from .exports import (
     EXPORT_FIELDS,
     ExportTally,
@@ -321,17 +321,22 @@ def _make_room_for_capture(application: Application, now) -> list[str]:
     if excess <= 0:
         return []
     victims = list(pending.order_by("created_at", "id")[:excess])
+    dropped: list[str] = []
     for victim in victims:
         # The text goes (capacity bounds what is stored); the row and its
-        # history stay, so the drop is auditable.
-        Flag.objects.filter(pk=victim.pk).update(
+        # history stay, so the drop is auditable. Only while still pending: a
+        # curator's decision committed since the read keeps its capture (and
+        # leaves the room the drop would have made).
+        if not Flag.objects.filter(pk=victim.pk, status=FlagStatus.PENDING, version=victim.version).update(
             status=FlagStatus.DROPPED, prompt="", context="", answer="", note="", detector_scores={},
             claimed_by=None, claimed_until=None, version=F("version") + 1, updated_at=now,
-        )
+        ):
+            continue
+        dropped.append(victim.public_id)
         _event(flag=victim, action=EventAction.DROPPED, from_status=FlagStatus.PENDING,
                to_status=FlagStatus.DROPPED, actor=None, at=now,
                changes={"reason": "capture_max_items", "capture_max_items": application.capture_max_items})
-    return [v.public_id for v in victims]
+    return dropped
 
 
 def flag_as_dict(flag: Flag) -> dict[str, Any]:
@@ -432,8 +437,11 @@ def flag_review(
     now = timezone.now()
     with transaction.atomic():
         # Optimistic concurrency: the update only applies to the version the
-        # curator saw; a concurrent decision makes it match no row.
-        updated = Flag.objects.filter(pk=flag.pk, version=version).exclude(status=FlagStatus.DROPPED).update(
+        # curator saw; a concurrent decision makes it match no row. It also
+        # applies only to the state the event will name as "from": a copy of the
+        # flag older than `version` must not log a transition the row never made.
+        old = {name: getattr(flag, name) for name in ("status", "axis", "verdict", "capture_label")}
+        updated = Flag.objects.filter(pk=flag.pk, version=version, **old).exclude(status=FlagStatus.DROPPED).update(
             status=status, version=F("version") + 1, updated_at=now,
             claimed_by=None, claimed_until=None, **values,
         )
@@ -446,7 +454,6 @@ def flag_review(
                 f"Someone else changed this flag meanwhile (now {now_at}); your decision was not saved.",
                 current=flag_as_dict(current),
             )
-        old = {name: getattr(flag, name) for name in ("status", "axis", "verdict", "capture_label")}
         flag.refresh_from_db()
         FlagReview.objects.create(
             application_id=flag.application_id, flag=flag, reviewer=reviewer,
@@ -736,29 +743,49 @@ def flags_download_record(
 
 def drafts_export(*, application: Application, out_dir: Path, requested_by_label: str = "") -> ExportManifest:
     """Write the three YAML draft files under `out_dir` (never over a file that is
-    not one of our drafts) and record which flags they hold."""
+    not one of our drafts) and record which flags they hold.
+
+    As for the JSONL file: the drafts are staged in full, the manifest row is
+    recorded, then the files are renamed into place, so a failure leaves the
+    previous drafts and no record, and erasure never misses a draft that exists.
+    """
     watermark = timezone.now()
     items = list(reviewed_items(application=application))
     contradicted = contradictions(items)
     files = render_drafts(items, application_id=application.slug, contradicted=contradicted)
-    written = write_drafts(Path(out_dir), files)
+    staged = stage_drafts(Path(out_dir), files)
     tally = ExportTally()
     for item in items:
         tally.flag_pks.append(item.pk)
         tally._corpus.update(f"{item.flag_id}:{item.decided_at.isoformat()}\n".encode())
     tally.rows = len(items)
     digest = hashlib.sha256()
-    for path in written:
-        data = path.read_bytes()
+    for _, text in sorted(files.items()):
+        data = text.encode()
         tally.bytes += len(data)
         digest.update(data)
-    with transaction.atomic():
-        return _export_manifest_create(
-            application=application, kind=ExportKind.DRAFTS, path=str(Path(out_dir).resolve()),
-            filters={"files": sorted(p.name for p in written), "contradicted_items": len(contradicted)},
-            tally=tally, since=None,
-            watermark=watermark, requested_by_label=requested_by_label, sha256=digest.hexdigest(),
-        )
+    try:
+        with transaction.atomic():
+            manifest = _export_manifest_create(
+                application=application, kind=ExportKind.DRAFTS, path=str(Path(out_dir).resolve()),
+                filters={"files": sorted(files), "contradicted_items": len(contradicted)},
+                tally=tally, since=None,
+                watermark=watermark, requested_by_label=requested_by_label, sha256=digest.hexdigest(),
+            )
+    except BaseException:
+        discard_drafts(staged)
+        raise
+    committed = 0
+    try:
+        for draft in staged:
+            draft.commit()
+            committed += 1
+    except BaseException:
+        discard_drafts(staged)
+        if not committed:  # no draft appeared: the record of them goes too
+            ExportManifest.objects.filter(pk=manifest.pk).delete()
+        raise
+    return manifest
 
 
 def _delete_flags(application: Application, pks: list[int]) -> tuple[int, int, int]:

@@ -154,3 +154,23 @@ def test_write_drafts_overwrites_its_own_drafts(tmp_path: Path):
         write_drafts(tmp_path / "eval-cases.draft.yaml", files)  # a file where the directory should be
     written = write_drafts(tmp_path / "new" / "run-2", files)  # a directory that does not exist yet is made
     assert sorted(p.name for p in written) == sorted(first)
+
+
+ROUND_TRIP = [
+    "next\x85line", "\x85", "a\x85\xa0b", "line\u2028sep\u2029para", "---\n...\n--- !!str", "yes", "null", "~",
+    "0x1F", "2026-01-01", " lead and trail \n", "a\r\nb\rc", "\ttab\x0b\x0c", "\ufeffbom", "x\x7f\x1b[31m",
+    "é 漢字 😀", "# not a comment", "&anchor *alias !tag %YAML @ `", "{a: 1}, [1]", "\n\n", ("word " * 40) + "\n  end",
+]
+
+
+@pytest.mark.parametrize("text", ROUND_TRIP)
+def test_user_text_reads_back_exactly_from_every_draft_file(text):
+    items = [flag(1, prompt=text, context=text, answer=text, note=text),
+             capture(2, "correct", prompt=text, context=text, answer=text)]
+    files = render_drafts(items, application_id="acme")
+    probes = {item["provenance"]["flag_id"]: item for item in load(files, "judge-probes.draft.yaml")["items"]}
+    assert {name: probes[f"fb_{1:016x}"][name] for name in ("question", "context", "answer", "rationale")} == dict.fromkeys(
+        ("question", "context", "answer", "rationale"), text)
+    cases = {item["provenance"]["flag_id"]: item for item in load(files, "eval-cases.draft.yaml")["items"]}
+    assert cases[f"fb_{1:016x}"]["input"] == {"prompt": text, "context": text, "answer": text}
+    assert cases[f"fb_{2:016x}"]["expected"]["reference_answer"] == text

@@ -214,6 +214,45 @@ def test_a_new_review_changes_the_drafts(application, curator, tmp_path):
     assert (tmp_path / "eval-cases.draft.yaml").read_bytes() != before
 
 
+def test_drafts_that_cannot_be_recorded_never_appear(application, curator, tmp_path, monkeypatch):
+    """An erasure finds the drafts an erased flag is in through their manifest row,
+    so no draft file may exist without one."""
+    _reviewed_set(application, curator)
+
+    def failing(**kwargs):
+        raise DatabaseError("connection lost")
+
+    monkeypatch.setattr(services, "_export_manifest_create", failing)
+    with pytest.raises(DatabaseError):
+        drafts_export(application=application, out_dir=tmp_path)
+    assert list(tmp_path.iterdir()) == [] and not ExportManifest.objects.exists()
+
+
+def test_a_draft_that_cannot_be_written_leaves_every_previous_draft_as_it_was(
+    application, curator, tmp_path, monkeypatch
+):
+    import errno
+    import tempfile
+
+    _reviewed_set(application, curator)
+    drafts_export(application=application, out_dir=tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    approve(FlagFactory(application=application), curator)
+    real, calls = tempfile.mkstemp, []
+
+    def full_disk_on_the_third(*args, **kwargs):
+        calls.append(kwargs.get("prefix"))
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", full_disk_on_the_third)
+    with pytest.raises(ExportPathError):
+        drafts_export(application=application, out_dir=tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no temporary left either
+    assert ExportManifest.objects.count() == 1
+
+
 def _aged(flag, days):
     then = timezone.now() - timedelta(days=days)
     Flag.objects.filter(pk=flag.pk).update(created_at=then, updated_at=then)
