@@ -16,6 +16,12 @@ def one_line(exc: DomainError) -> str:
     return f"{exc.message} {named}." if named else exc.message
 
 
+def one_line_error(exc: BaseException) -> str:
+    """An unexpected error's text on one line: PostgreSQL's lost connection, for
+    one, spans three ("server closed the connection unexpectedly\\n\\tThis ...")."""
+    return " ".join(str(exc).split())
+
+
 def path_argument(value: str) -> Path:
     """The argparse type of a FILE or `--out` argument. A blank one (`--out "$DIR"` with
     DIR unset) is refused: `Path("")` is the current directory, and `"  "` a file named

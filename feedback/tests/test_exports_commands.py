@@ -94,6 +94,24 @@ def test_export_flags_failure_midway_exits_1_and_leaves_no_file(approved, tmp_pa
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
+LOST = "server closed the connection unexpectedly\n\tThis probably means the server terminated abnormally\n"
+
+
+@pytest.mark.parametrize("command", ["export_flags", "export_drafts"])
+def test_a_lost_database_is_one_line_and_exit_1(approved, tmp_path, monkeypatch, command):
+    def lost(**kwargs):
+        raise DatabaseError(LOST)
+
+    monkeypatch.setattr(services, "_export_manifest_create", lost)
+    out = tmp_path / ("acme.jsonl" if command == "export_flags" else "drafts")
+    with pytest.raises(CommandError) as exc:
+        run(command, "--application", "acme", "--out", str(out))
+    assert exc.value.returncode == 1 and "\n" not in str(exc.value)
+    assert str(exc.value).endswith("server closed the connection unexpectedly This probably means the server "
+                                   "terminated abnormally")
+    assert not out.exists() or list(out.iterdir()) == []
+
+
 def test_export_drafts_writes_three_deterministic_files(approved, tmp_path):
     stdout, _ = run("export_drafts", "--application", "acme", "--out", str(tmp_path))
     assert "Wrote 1 reviewed item as drafts" in stdout

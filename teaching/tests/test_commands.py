@@ -125,7 +125,7 @@ def test_export_and_supersede(world, operator, tmp_path):
     assert f"Corpus entry {first.pk} retired" in run(
         "supersede", str(first.pk), "--by", str(second.pk), "--operator", "olga", "--app", "acme"
     )
-    run("export", "--out", str(out), "--app", "acme")
+    assert "Wrote 1 active corpus entry to" in run("export", "--out", str(out), "--app", "acme")
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [second.pk]
     missing = fails("export", "--out", str(tmp_path / "no" / "x.jsonl"), "--app", "acme")
     assert missing.endswith("does not exist.") and "out:" not in missing  # said once
@@ -135,6 +135,23 @@ def test_export_and_supersede(world, operator, tmp_path):
     message = fails("export", "--out", str(notes), "--app", "acme")
     assert "is not an export" in message and "\n" not in message.strip()
     assert notes.read_text() == "mine\n"
+
+
+def test_an_export_that_loses_the_database_is_one_line_exit_1_and_writes_nothing(world, tmp_path, monkeypatch):
+    from django.db import DatabaseError
+
+    from teaching import selectors
+
+    def lost(**kwargs):
+        raise DatabaseError("server closed the connection unexpectedly\n\tThis probably means ...\n")
+        yield
+
+    monkeypatch.setattr(selectors, "corpus_active_jsonl", lost)
+    with pytest.raises(CommandError) as exc:
+        run("export", "--out", str(tmp_path / "corpus.jsonl"), "--app", "acme")
+    assert exc.value.returncode == 1 and "\n" not in str(exc.value)
+    assert str(exc.value).endswith("corpus.jsonl: server closed the connection unexpectedly This probably means ...")
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("text", "why"), [

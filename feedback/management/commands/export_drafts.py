@@ -5,7 +5,7 @@ import json
 from django.core.management.base import CommandError
 from django.db import DatabaseError
 
-from consoles.management.base import DomainCommand, path_argument
+from consoles.management.base import DomainCommand, one_line_error, path_argument
 from consoles.selectors import application_get
 from consoles.text import count
 from feedback.services import drafts_export, export_manifest_document
@@ -33,7 +33,7 @@ class Command(DomainCommand):
                 requested_by_label=f"export_drafts by {operator_name()}",
             )
         except (DatabaseError, OSError) as exc:
-            raise CommandError(f"Draft export failed: {exc}") from exc
+            raise CommandError(f"Draft export failed: {one_line_error(exc)}") from exc
         document = export_manifest_document(manifest)
         if options["json"]:
             self.stdout.write(json.dumps(document, indent=2, sort_keys=True))

@@ -9,7 +9,7 @@ from django.db import DatabaseError
 
 from consoles.errors import InvalidInput
 from consoles.files import check_export_target, manifest_path
-from consoles.management.base import DomainCommand, path_argument
+from consoles.management.base import DomainCommand, one_line_error, path_argument
 from consoles.selectors import application_get
 from consoles.text import count
 from feedback.services import export_manifest_document, flags_export_file
@@ -59,7 +59,7 @@ class Command(DomainCommand):
                 on_rows=progress.update if progress else None,
             )
         except (DatabaseError, OSError) as exc:
-            raise CommandError(f"Export failed, nothing written at {options['out']}: {exc}".strip()) from exc
+            raise CommandError(f"Export failed, nothing written at {options['out']}: {one_line_error(exc)}") from exc
         finally:
             if progress is not None:
                 progress.close()

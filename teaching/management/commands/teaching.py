@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.management.base import CommandError
+from django.db import DatabaseError
 from tqdm import tqdm
 
 from consoles.errors import InvalidInput, NotFound
-from consoles.management.base import DomainCommand, path_argument
+from consoles.management.base import DomainCommand, one_line_error, path_argument
 from consoles.models import Application
 from consoles.selectors import application_get
 from consoles.text import count
@@ -220,5 +222,9 @@ class Command(DomainCommand):
         self.stdout.write(f"Corpus entry {row.entry_id} retired, superseded by {row.superseded_by_id}.")
 
     def _export(self, application: Application, options: dict) -> None:
-        lines = services.corpus_export(application=application, out=options["out"])
-        self.stdout.write(f"Wrote {lines} active corpus entries to {options['out']}.")
+        try:
+            lines = services.corpus_export(application=application, out=options["out"])
+        except (DatabaseError, OSError) as exc:
+            # Exit 1, as export_flags: the export failed midway and nothing replaced the file.
+            raise CommandError(f"Export failed, nothing written at {options['out']}: {one_line_error(exc)}") from exc
+        self.stdout.write(f"Wrote {count(lines, 'active corpus entry', 'active corpus entries')} to {options['out']}.")
