@@ -149,6 +149,10 @@ def _text(value: Any, name: str, errors: dict[str, str], *, limit: int = MAX_TEX
         return ""
     if len(value) > limit:
         errors[name] = f"At most {limit} characters."
+    elif "\x00" in value:
+        # The API's schema refuses it first; any other caller must not reach
+        # PostgreSQL, which cannot store NUL and would fail the insert.
+        errors[name] = "Must not contain NUL (\\u0000) characters."
     return value
 
 

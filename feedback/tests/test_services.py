@@ -70,6 +70,16 @@ def test_outside_a_transaction_a_flag_and_its_created_event_are_written_together
     assert Flag.objects.count() == 1 and FlagEvent.objects.count() == 1
 
 
+@pytest.mark.parametrize("field", ["prompt", "answer", "context", "note", "message_id", "session_id", "end_user_ref"])
+def test_a_nul_character_is_refused_by_the_service_not_the_database(application, integration, field):
+    # The API's schema refuses NUL first; a caller of the service (the demo, a
+    # script) gets the same refusal on both databases instead of PostgreSQL's error.
+    with pytest.raises(InvalidInput) as exc:
+        _submit(application, integration, **{field: "before\x00after"})
+    assert "NUL" in exc.value.fields[field]
+    assert not Flag.objects.exists() and not FlagEvent.objects.exists()
+
+
 def test_the_public_id_is_derived_from_content_and_stable(application, integration):
     first = _submit(application, integration).flag
     Flag.objects.all().delete()
