@@ -136,6 +136,10 @@ class Application(models.Model):
         for problem in self.problems:
             if not isinstance(problem, dict) or not {"key", "label", "axis"} <= problem.keys():
                 raise ValidationError({"problems": 'Each problem needs "key", "label" and "axis".'})
+            # The admin edits this as raw JSON: a key of [..] would crash the set below, and
+            # an empty or numeric key could never match what a flag posts.
+            if not all(isinstance(problem[k], str) and problem[k].strip() for k in ("key", "label", "axis")):
+                raise ValidationError({"problems": 'A problem\'s "key", "label" and "axis" are non-empty strings.'})
             if problem["key"] in seen:
                 raise ValidationError({"problems": f"Problem {problem['key']!r} is listed twice."})
             seen.add(problem["key"])

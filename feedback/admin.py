@@ -20,7 +20,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 @admin.register(Flag)
 class FlagAdmin(ReadOnlyAdmin):
     list_display = ["public_id", "application", "status", "region", "problem", "axis", "author_kind", "created_at"]
-    list_filter = ["status", "region", "author_kind"]
+    list_filter = ["application", "status", "region", "author_kind"]
     search_fields = ["public_id", "message_id"]
     show_full_result_count = False
     list_select_related = ["application"]
@@ -29,6 +29,8 @@ class FlagAdmin(ReadOnlyAdmin):
 @admin.register(FlagReview)
 class FlagReviewAdmin(ReadOnlyAdmin):
     list_display = ["flag", "reviewer", "from_status", "to_status", "created_at"]
+    list_filter = ["application", "to_status"]
+    search_fields = ["flag__public_id", "reviewer__username"]
     list_select_related = ["flag", "reviewer"]
     show_full_result_count = False
 
@@ -36,5 +38,7 @@ class FlagReviewAdmin(ReadOnlyAdmin):
 @admin.register(FlagEvent)
 class FlagEventAdmin(ReadOnlyAdmin):
     list_display = ["flag", "action", "from_status", "to_status", "actor_kind", "created_at"]
+    list_filter = ["application", "action", "actor_kind"]
+    search_fields = ["flag__public_id"]
     list_select_related = ["flag"]
     show_full_result_count = False

@@ -31,6 +31,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 @admin.register(Candidate)
 class CandidateAdmin(ReadOnlyAdmin):
     list_display = ["candidate_id", "application", "polarity", "claim_domain", "boundary_clean", "actor_kind", "created_at"]
+    list_filter = ["application", "polarity"]
     list_select_related = ["application"]
     search_fields = ["candidate_id"]
 
@@ -38,7 +39,7 @@ class CandidateAdmin(ReadOnlyAdmin):
 @admin.register(Proposal)
 class ProposalAdmin(ReadOnlyAdmin):
     list_display = ["proposal_id", "application", "state", "replay_equivalent", "subject", "object", "created_at"]
-    list_filter = ["state", "replay_equivalent"]
+    list_filter = ["application", "state", "replay_equivalent"]
     list_select_related = ["application"]
     search_fields = ["proposal_id"]
 
@@ -46,19 +47,22 @@ class ProposalAdmin(ReadOnlyAdmin):
 @admin.register(ProposalEvent)
 class ProposalEventAdmin(ReadOnlyAdmin):
     list_display = ["id", "application", "proposal", "kind", "from_state", "to_state", "actor_kind", "created_at"]
+    list_filter = ["application", "kind"]
     list_select_related = ["application", "proposal"]
 
 
 @admin.register(ProposalDecision)
 class ProposalDecisionAdmin(ReadOnlyAdmin):
     list_display = ["proposal", "application", "decision", "operator", "decided_at"]
+    list_filter = ["application", "decision"]
     list_select_related = ["application", "proposal", "operator"]
 
 
 @admin.register(CorpusEntry)
 class CorpusEntryAdmin(ReadOnlyAdmin):
     list_display = ["id", "application", "subject", "intent", "connective", "object", "polarity", "source", "review_date"]
-    list_filter = ["source"]
+    list_filter = ["application", "source"]
+    search_fields = ["subject", "object"]
     list_select_related = ["application"]
 
 
@@ -71,5 +75,6 @@ class CorpusSupersessionAdmin(ReadOnlyAdmin):
 @admin.register(EvalCase)
 class EvalCaseAdmin(ReadOnlyAdmin):
     list_display = ["case_id", "application", "split", "subject", "intent", "expected_object", "expected_polarity"]
-    list_filter = ["split"]
+    list_filter = ["application", "split"]
+    search_fields = ["case_id"]
     list_select_related = ["application"]
