@@ -129,6 +129,9 @@ class Application(models.Model):
         return f"{self.name} ({self.slug})"
 
     def clean(self) -> None:
+        if self.retention_days is not None and self.retention_days < 1:
+            # The database refuses it too; this says so in words, not the constraint's name.
+            raise ValidationError({"retention_days": "Keep flags at least 1 day, or leave it blank to keep them."})
         axes = _validate_key_list(self.axes, "axes")
         if not isinstance(self.problems, list) or not self.problems:
             raise ValidationError({"problems": "Give a non-empty list of problems."})

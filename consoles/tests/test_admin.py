@@ -51,6 +51,18 @@ def test_a_problem_that_is_not_named_by_strings_is_a_form_error(admin_client, ap
     assert application.problems == before
 
 
+def test_a_retention_of_zero_days_is_a_form_error_in_words(admin_client, application):
+    response = admin_client.post(
+        f"/admin/consoles/application/{application.pk}/change/", _application_form(application, retention_days="0")
+    )
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["retention_days"] == [
+        "Keep flags at least 1 day, or leave it blank to keep them."
+    ]
+    application.refresh_from_db()
+    assert application.retention_days is None
+
+
 def test_the_application_page_reads_members_and_tokens_without_a_query_per_row(admin_client):
     def queries(extra: int) -> int:
         application = ApplicationFactory()

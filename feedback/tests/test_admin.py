@@ -2,6 +2,8 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from consoles.tests.factories import ApplicationFactory
 from feedback.services import flag_review
@@ -37,3 +39,18 @@ def test_a_flags_reviews_and_events_are_found_by_its_public_id(admin_client, cur
     page = admin_client.get(f"/admin/feedback/{model}/", {"q": mine.public_id})
     assert page.status_code == 200
     assert mine.public_id in page.text and other.public_id not in page.text
+
+
+@pytest.mark.parametrize("model", ["flag", "flagreview", "flagevent"])
+def test_the_unfiltered_history_lists_are_newest_first_by_key_not_by_a_sort_of_every_row(
+    admin_client, curator, application, model
+):
+    older, newer = FlagFactory(application=application), FlagFactory(application=ApplicationFactory())
+    for flag in (older, newer):
+        flag_review(flag=flag, reviewer=curator, status="rejected", version=flag.version)
+    with CaptureQueriesContext(connection) as captured:
+        page = admin_client.get(f"/admin/feedback/{model}/")
+    assert page.text.index(newer.public_id) < page.text.index(older.public_id)
+    listing = [q["sql"] for q in captured if q["sql"].startswith(f'SELECT "feedback_{model}"."id"')]
+    order_by = listing[-1].rsplit("ORDER BY", 1)[1]
+    assert "created_at" not in order_by and f'"feedback_{model}"."id" DESC' in order_by
