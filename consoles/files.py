@@ -161,6 +161,35 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> Path:
     return target
 
 
+def publish(staged: StagedFile, manifest: dict[str, Any]) -> None:
+    """Rename a staged export into place with its manifest beside it.
+
+    The manifest goes first: an export never stands without the manifest that
+    marks it as ours (the next run would refuse to replace it as "not an export").
+    If the rename then fails, the previous manifest is put back, or the new one
+    removed, so the file that stays is described by its own manifest.
+    """
+    target = manifest_path(staged.path)
+    try:
+        previous = target.read_bytes()
+    except OSError:
+        previous = None
+    try:
+        write_manifest(staged.path, manifest)
+    except BaseException:
+        staged.discard()
+        raise
+    try:
+        staged.commit()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            if previous is None:
+                target.unlink()
+            else:
+                atomic_write(target, [previous])
+        raise
+
+
 def read_manifest(path: Path) -> dict[str, Any] | None:
     target = manifest_path(Path(path))
     try:

@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from consoles import rowsql
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
-from consoles.files import check_writable, stage_write, write_manifest
+from consoles.files import check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
@@ -714,12 +714,11 @@ def flags_export_file(
         staged.discard()
         raise
     try:
-        staged.commit()
+        publish(staged, export_manifest_document(manifest))
     except BaseException:
         # No file appeared: the record of it goes too.
         ExportManifest.objects.filter(pk=manifest.pk).delete()
         raise
-    write_manifest(out, export_manifest_document(manifest))
     return manifest
 
 

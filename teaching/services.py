@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
-from consoles.files import atomic_write, check_export_target, write_manifest
+from consoles.files import check_export_target, publish, stage_write
 from consoles.models import ApiToken, Application, Membership, Role
 from consoles.text import humanise
 from consoles.timestamps import iso_utc, on_screen
@@ -578,12 +578,12 @@ def corpus_export(*, application: Application, out: Path) -> int:
             lines += 1
             yield data
 
-    size = atomic_write(out, chunks())
-    write_manifest(out, {
+    staged = stage_write(out, chunks())
+    publish(staged, {
         "kind": "teaching_corpus",
         "application": application.slug,
         "entries": lines,
-        "bytes": size,
+        "bytes": staged.size,
         "sha256": digest.hexdigest(),
         "written_at": iso_utc(timezone.now()),
     })

@@ -1,7 +1,9 @@
 """Exports, drafts, retention and erasure against the database (SQLite and PostgreSQL)."""
 
+import errno
 import hashlib
 import json
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -9,6 +11,7 @@ import pytest
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
+from consoles import files
 from consoles.errors import InvalidInput
 from consoles.files import ExportPathError, read_manifest
 from consoles.tests.factories import ApplicationFactory, UserFactory
@@ -146,6 +149,38 @@ def test_a_failure_mid_export_keeps_the_previous_file_whole(corpus, tmp_path, ap
         flags_export_file(application=application, filters=APPROVED, out=out)
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "corpus.jsonl.manifest.json"]
+
+
+def test_an_export_never_stands_without_its_manifest(corpus, tmp_path, application, monkeypatch):
+    # Without the manifest beside it, the next run would refuse the file as "not an export".
+    out = tmp_path / "corpus.jsonl"
+
+    def full_disk(path, manifest):
+        raise ExportPathError("Cannot write the manifest: No space left on device.")
+
+    monkeypatch.setattr(files, "write_manifest", full_disk)
+    with pytest.raises(ExportPathError):
+        flags_export_file(application=application, filters=APPROVED, out=out)
+    assert list(tmp_path.iterdir()) == [] and not ExportManifest.objects.exists()
+
+
+def test_an_export_that_cannot_be_renamed_keeps_the_previous_manifest(corpus, tmp_path, application, monkeypatch):
+    out = tmp_path / "corpus.jsonl"
+    flags_export_file(application=application, filters=APPROVED, out=out)
+    before, manifest_before = out.read_bytes(), files.manifest_path(out).read_bytes()
+    real_replace = os.replace
+
+    def refuse_the_export(source, target):
+        if Path(target) == out:
+            raise OSError(errno.EIO, "Input/output error")
+        real_replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", refuse_the_export)
+    with pytest.raises(ExportPathError):
+        flags_export_file(application=application, filters=FlagFilters(status="pending"), out=out)
+    assert out.read_bytes() == before and files.manifest_path(out).read_bytes() == manifest_before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "corpus.jsonl.manifest.json"]
+    assert ExportManifest.objects.count() == 1
 
 
 def test_an_unwritable_path_is_refused_before_reading_anything(corpus, tmp_path, application):

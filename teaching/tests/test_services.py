@@ -5,6 +5,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from consoles import files
 from consoles.errors import Conflict, InvalidInput, NotFound, PermissionDeniedError
 from consoles.files import ExportPathError, read_manifest
 from consoles.models import ApiToken, Role
@@ -336,6 +337,23 @@ def test_export_writes_the_active_corpus_atomically_with_its_manifest(world, ope
     assert corpus_export(application=world, out=out) == 1
     assert out.read_bytes() == corpus_bytes(world)
     assert read_manifest(out)["entries"] == 1
+
+
+def test_export_never_stands_without_its_manifest(world, operator, tmp_path, monkeypatch):
+    out = tmp_path / "corpus.jsonl"
+    corpus_export(application=world, out=out)
+    before = out.read_bytes()
+    first, second = CorpusEntry.objects.filter(application=world).order_by("id")
+    corpus_supersede(application=world, entry_id=first.pk, superseded_by_id=second.pk, operator=operator)
+
+    def full_disk(path, manifest):
+        raise ExportPathError("Cannot write the manifest: No space left on device.")
+
+    monkeypatch.setattr(files, "write_manifest", full_disk)
+    with pytest.raises(ExportPathError):
+        corpus_export(application=world, out=out)
+    assert out.read_bytes() == before and read_manifest(out)["entries"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "corpus.jsonl.manifest.json"]
 
 
 def test_export_never_overwrites_a_file_that_is_not_an_export(world, tmp_path):
