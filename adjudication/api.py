@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Literal
 
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema, Status
+from ninja import Field, Path, Query, Router, Schema, Status
 
 from consoles.access import Principal
-from consoles.api import ERRORS, ErrorOut
+from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut
 from consoles.errors import NotFound
 from consoles.models import Role
 from consoles.schemas import StrictIn
@@ -22,53 +22,121 @@ from feedback.services import case_feedback_submit
 from .fusion import fuse
 from .gaps import derive_gaps
 from .models import Case
-from .schemas import CaseBatchIn
+from .schemas import CaseBatchIn, TrustClassName
 from .selectors import case_evidence, case_list, evidence_records, gold_history
 from .services import case_import_batch
 
 router = Router(tags=["adjudication"])
 
 
+APPLICATION_ID = ("The application's slug: optional with an application token (must match), "
+                  "required with a personal token or a session.")
+BANDS = ["verified", "corroborated", "qualified", "contested", "refuted", "unsupported"]
+
+
 class CaseImportedOut(Schema):
-    id: int
-    case_id: str
-    status: str  # "created" | "unchanged"
+    id: int = Field(description="The case's number in the console: use it in `/cases/{case_pk}`.")
+    case_id: str = Field(description="The case id you sent.")
+    status: Literal["created", "unchanged"] = Field(
+        description="`created`, or `unchanged` when the same case was already imported."
+    )
 
 
 class CaseBatchOut(Schema):
-    created: int
-    unchanged: int
-    cases: list[CaseImportedOut]
+    created: int = Field(description="How many cases were new.")
+    unchanged: int = Field(description="How many were already imported with the same content.")
+    cases: list[CaseImportedOut] = Field(description="One entry per case sent, in order.")
 
 
 class CaseSummaryOut(Schema):
-    id: int
-    case_id: str
-    claim_subject: str
-    claim_text: str
-    local_verdict: str
-    mined_by: list[str]
-    label_count: int
-    gold_label: str | None
-    queued: bool
-    created_at: datetime
+    id: int = Field(description="The case's number in the console.")
+    case_id: str = Field(description="The mining pipeline's case id.")
+    claim_subject: str = Field(description="What the claim is about.")
+    claim_text: str = Field(description="The claim.")
+    local_verdict: str = Field(description="The verdict the pipeline reached locally.")
+    mined_by: list[str] = Field(description="The mining strategies that found the case.")
+    label_count: int = Field(description="How many human labels it has.")
+    gold_label: str | None = Field(description="The current gold label, or null.")
+    queued: bool = Field(description="Whether it waits in the adjudication queue.")
+    created_at: datetime = Field(description="When it was imported (UTC).")
 
 
 class CaseListOut(Schema):
-    count: int
-    items: list[CaseSummaryOut]
+    count: int = Field(description="How many cases match the filter in all.")
+    items: list[CaseSummaryOut] = Field(description="At most `limit` cases, from `offset`, newest first.")
 
 
 MAX_OFFSET = 2**31 - 1  # more cases than any application holds
 
 
 class CaseListFilters(Schema):
-    application_id: str | None = None
-    status: str = Field("", description="unlabelled | one_label | double | gold | queued")
-    limit: int = Field(50, ge=1, le=500)
+    application_id: str | None = Field(None, description=APPLICATION_ID)
+    status: Literal["", "unlabelled", "one_label", "double", "gold", "queued"] = Field(
+        "", description="Only cases with no label yet (`unlabelled`), one label, two or more (`double`), "
+        "a gold label, or waiting in the queue; empty for all."
+    )
+    limit: int = Field(50, ge=1, le=500, description="Cases per page.")
     # Bounded so offset + limit stays a 64-bit integer: past that the database driver
     # raises (a 500) instead of answering an empty page.
-    offset: int = Field(0, ge=0, le=MAX_OFFSET)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET, description="How many cases to skip.")
+
+
+class ClaimOut(Schema):
+    subject: str = Field(description="What the claim is about.")
+    text: str = Field(description="The claim.")
+
+
+class CaseEvidenceOut(Schema):
+    evidence_id: str = Field(description="The evidence id, unique within the case.")
+    relation: Literal["supports", "contradicts"] = Field(description="What it says about the claim.")
+    trust_class: str = Field(description="How far it can be trusted.",
+                             json_schema_extra={"enum": list(TrustClassName.__args__)})
+    source_event_id: str | None = Field(description="The event it was read from, or null.")
+    correlation_group: str | None = Field(description="A group of evidence known to share a source, or null.")
+    derived_from: list[str] = Field(description="The evidence ids it was derived from.")
+    sensor: str = Field(description="The sensor that produced it (may be empty).")
+    observed_at: datetime | None = Field(description="When it was observed (UTC), or null.")
+    source_family: int = Field(description="The source family it was collapsed into (see `source_families`).")
+
+
+class SourceFamilyOut(Schema):
+    family: int = Field(description="The family's number.")
+    evidence_ids: list[str] = Field(description="The evidence in the family: they count as one source.")
+    reasons: list[list[str]] = Field(description="Why they were joined: pairs of (kind, value), "
+                                     'e.g. `["source_event_id", "evt-1"]`.')
+
+
+class FusionOut(Schema):
+    policy_name: str = Field(description="The fusion policy.")
+    policy_version: int = Field(description="Its version.")
+    band: str = Field(description="The fused verdict.", json_schema_extra={"enum": BANDS})
+    supports: int = Field(description="Independent supporting sources (after collapse).")
+    contradicts: int = Field(description="Independent contradicting sources (after collapse).")
+    supports_before_collapse: int = Field(description="Supporting evidence records, before collapse.")
+    contradicts_before_collapse: int = Field(description="Contradicting evidence records, before collapse.")
+
+
+class GoldRevisionOut(Schema):
+    revision: int = Field(description="1 for the first gold label, then one more per change.")
+    label: str = Field(description="The gold label.")
+    promoted_by: str = Field(description="The username of the curator who promoted it.")
+    created_at: datetime = Field(description="When (UTC).")
+
+
+class CaseDetailOut(Schema):
+    id: int = Field(description="The case's number in the console.")
+    case_id: str = Field(description="The mining pipeline's case id.")
+    claim: ClaimOut = Field(description="The claim under review.")
+    local_verdict: str = Field(description="The verdict the pipeline reached locally.")
+    mined_by: list[str] = Field(description="The mining strategies that found the case.")
+    sanitization_altered_outcome: bool = Field(description="Whether sanitising the input changed the outcome.")
+    context: str | None = Field(description="The pipeline's context label, or null.")
+    replay_manifest: dict = Field(description="What produced the case, as imported (see `ReplayManifestIn`).")
+    evidence: list[CaseEvidenceOut] = Field(description="Every evidence record.")
+    source_families: list[SourceFamilyOut] = Field(description="Families of two or more records sharing a source.")
+    fusion: FusionOut = Field(description="The fused verdict over the collapsed evidence.")
+    gaps: list[str] = Field(description="What the evidence lacks (sorted), e.g. `all_votes_discounted`.")
+    gold_history: list[GoldRevisionOut] = Field(description="Every gold-label revision, oldest first.")
 
 
 def _actor(principal: Principal):
@@ -86,13 +154,17 @@ def case_for(principal: Principal, case_pk: int, *, role: str = Role.VIEWER) -> 
 
 @router.post(
     "/cases",
-    response={200: CaseBatchOut, 201: CaseBatchOut, 409: ErrorOut, **ERRORS},
+    response={200: CaseBatchOut, 201: CaseBatchOut, 409: ErrorOut, **WRITE_ERRORS},
     summary="Import a batch of candidate cases (idempotent on case id)",
 )
 def cases_import(request: HttpRequest, payload: CaseBatchIn):
     """All or nothing: an invalid case refuses the batch with 422 naming the field
     (`cases.3.evidence.0.relation`); a case id already imported with different
-    content is a 409. Re-posting the same cases is a no-op (status `unchanged`)."""
+    content is a 409. Re-posting the same cases is a no-op (status `unchanged`).
+    201 when at least one case was new, else 200.
+
+    The mining pipeline's application token, or a curator's personal token or session
+    naming `application_id`."""
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
     results = case_import_batch(application=application, cases=payload.cases, actor=_actor(principal))
@@ -110,14 +182,27 @@ def cases_import(request: HttpRequest, payload: CaseBatchIn):
 
 @router.get("/cases", response={200: CaseListOut, **ERRORS}, summary="List cases, newest first")
 def cases_list(request: HttpRequest, filters: Query[CaseListFilters]):
+    """Pages by `offset` and `limit`; `count` is the number of matching cases.
+
+    Any member (viewer role or above) with a personal token or session naming
+    `application_id`, or the application's token."""
     principal: Principal = request.auth
     application = principal.application_for(filters.application_id)
     qs = case_list(application=application, status=filters.status)
     return {"count": qs.count(), "items": list(qs[filters.offset : filters.offset + filters.limit])}
 
 
-@router.get("/cases/{case_pk}", response={200: dict, **ERRORS}, summary="A case with its evidence, source families, fusion and gaps")
-def case_detail(request: HttpRequest, case_pk: int) -> dict:
+CASE_PK = Path(description="The case's number in the console (`id`, not `case_id`).")
+
+
+@router.get("/cases/{case_pk}", response={200: CaseDetailOut, **ERRORS},
+            summary="A case with its evidence, source families, fusion and gaps")
+def case_detail(request: HttpRequest, case_pk: int = CASE_PK) -> dict:
+    """The case as the curators see it: its evidence, which records share a source
+    (`source_families`), the fused verdict, the gaps in its evidence and its gold history.
+
+    Any member (viewer role or above) with a personal token or session, or the
+    application's token; a case of another application is 404."""
     case = case_for(request.auth, case_pk)
     rows = case_evidence(case=case)
     records = evidence_records(rows)
@@ -141,7 +226,7 @@ def case_detail(request: HttpRequest, case_pk: int) -> dict:
                 "correlation_group": r.correlation_group or None,
                 "derived_from": r.derived_from,
                 "sensor": r.sensor,
-                "observed_at": r.observed_at.isoformat() if r.observed_at else None,
+                "observed_at": r.observed_at,
                 "source_family": families.family_of[r.evidence_id],
             }
             for r in rows
@@ -161,33 +246,36 @@ def case_detail(request: HttpRequest, case_pk: int) -> dict:
         },
         "gaps": sorted(derive_gaps(records)),
         "gold_history": [
-            {"revision": g.revision, "label": g.label, "promoted_by": g.promoted_by.get_username(), "created_at": g.created_at.isoformat()}
+            {"revision": g.revision, "label": g.label, "promoted_by": g.promoted_by.get_username(), "created_at": g.created_at}
             for g in gold_history(case=case)
         ],
     }
 
 
 class CaseFeedbackIn(StrictIn):
-    disposition: Literal["agrees", "disagrees", "unsure"]
-    note: str = Field("", max_length=5000)
+    disposition: Literal["agrees", "disagrees", "unsure"] = Field(description="What you make of the case.")
+    note: str = Field("", max_length=5000, description="Why, in a sentence.")
 
 
 class CaseFeedbackOut(Schema):
-    id: int
-    case_id: str
-    disposition: str
-    note: str
-    author_kind: str
-    bound_manifest: dict
-    created_at: datetime
+    id: int = Field(description="The feedback's number.")
+    case_id: str = Field(description="The case's id from the mining pipeline.")
+    disposition: Literal["agrees", "disagrees", "unsure"] = Field(description="As posted.")
+    note: str = Field(description="As posted.")
+    author_kind: str = Field(description="`operator` (a person) or `agent` (an application token).",
+                             json_schema_extra={"enum": ["operator", "agent"]})
+    bound_manifest: dict = Field(description="The case's replay manifest, frozen into the feedback.")
+    created_at: datetime = Field(description="When (UTC).")
 
 
-@router.post("/cases/{case_pk}/feedback", response={201: CaseFeedbackOut, **ERRORS}, summary="Agree or disagree with a case")
-def case_feedback(request: HttpRequest, case_pk: int, payload: CaseFeedbackIn):
+@router.post("/cases/{case_pk}/feedback", response={201: CaseFeedbackOut, **WRITE_ERRORS},
+             summary="Agree or disagree with a case")
+def case_feedback(request: HttpRequest, payload: CaseFeedbackIn, case_pk: int = CASE_PK):
     """An operator (session or personal token) or an agent (application token)
     posts a disposition. The case's replay manifest is frozen into the feedback.
     Feedback never changes the case, a label or a gold label; it only raises the
-    case's priority for sampling."""
+    case's priority for sampling. Any member (viewer role or above) or the application's
+    token; a case of another application is 404. Each post is a new feedback (201)."""
     principal: Principal = request.auth
     case = case_for(principal, case_pk)
     actor = FeedbackActor(user=principal.user) if principal.is_human else FeedbackActor(token=principal.token)

@@ -33,8 +33,8 @@ def _not_blank(value: str) -> str:
 
 
 class ClaimIn(Strict):
-    subject: str = Field(min_length=1, max_length=300)
-    text: str = Field(min_length=1, max_length=20_000)
+    subject: str = Field(min_length=1, max_length=300, description="What the claim is about.")
+    text: str = Field(min_length=1, max_length=20_000, description="The claim.")
 
     _present = field_validator("subject", "text")(_not_blank)
 
@@ -42,25 +42,31 @@ class ClaimIn(Strict):
 class ReplayManifestIn(Strict):
     """What produced the case: enough to replay it, frozen into any feedback on it."""
 
-    schema_version: int = Field(ge=1)
-    fusion_policy_name: str = Field(min_length=1, max_length=200)
-    fusion_policy_version: int = Field(ge=0)
-    decision_policy_name: str = Field(min_length=1, max_length=200)
-    decision_policy_version: int = Field(ge=0)
-    adapter_provider: str = Field(min_length=1, max_length=200)
-    adapter_runtime_version: str = Field(min_length=1, max_length=200)
-    disabled_sensors: list[str] = Field(default_factory=list, max_length=500)
+    schema_version: int = Field(ge=1, description="The manifest's schema version.")
+    fusion_policy_name: str = Field(min_length=1, max_length=200, description="The pipeline's fusion policy.")
+    fusion_policy_version: int = Field(ge=0, description="Its version.")
+    decision_policy_name: str = Field(min_length=1, max_length=200, description="The pipeline's decision policy.")
+    decision_policy_version: int = Field(ge=0, description="Its version.")
+    adapter_provider: str = Field(min_length=1, max_length=200, description="The model provider's adapter.")
+    adapter_runtime_version: str = Field(min_length=1, max_length=200, description="The adapter's runtime version.")
+    disabled_sensors: list[str] = Field(default_factory=list, max_length=500,
+                                        description="Sensors that were off for the run.")
 
 
 class EvidenceIn(Strict):
-    evidence_id: str = Field(min_length=1, max_length=200)
-    relation: RelationName
-    trust_class: TrustClassName
-    source_event_id: str | None = Field(default=None, max_length=200)
-    correlation_group: str | None = Field(default=None, max_length=200)
-    derived_from: list[str] = Field(default_factory=list, max_length=200)
-    sensor: str = Field(default="", max_length=200)
-    observed_at: datetime | None = None
+    evidence_id: str = Field(min_length=1, max_length=200, description="Unique within the case.")
+    relation: RelationName = Field(description="What the evidence says about the claim.")
+    trust_class: TrustClassName = Field(description="How far it can be trusted; `model_internal` never votes.")
+    source_event_id: str | None = Field(default=None, max_length=200, description="The event it was read from: "
+                                        "evidence sharing one counts as one source.")
+    correlation_group: str | None = Field(default=None, max_length=200,
+                                          description="A group known to share a source (counts as one).")
+    derived_from: list[str] = Field(default_factory=list, max_length=200,
+                                    description="Evidence ids of this case it was derived from "
+                                    "(non-empty strings).")
+    sensor: str = Field(default="", max_length=200, description="The sensor that produced it.")
+    observed_at: datetime | None = Field(default=None, description="When it was observed, with a time zone "
+                                         "offset (`2026-11-02T09:00:00Z`); a time without one is refused.")
 
     _present = field_validator("evidence_id")(_not_blank)
 
@@ -93,14 +99,16 @@ class EvidenceIn(Strict):
 
 
 class CaseIn(Strict):
-    case_id: str = Field(min_length=1, max_length=200)
-    claim: ClaimIn
-    local_verdict: str = Field(min_length=1, max_length=64)
-    mined_by: list[str] = Field(default_factory=list, max_length=50)
-    sanitization_altered_outcome: bool = False
-    context: str | None = Field(default=None, max_length=200)
-    replay_manifest: ReplayManifestIn
-    evidence: list[EvidenceIn] = Field(default_factory=list, max_length=MAX_EVIDENCE_PER_CASE)
+    case_id: str = Field(min_length=1, max_length=200, description="The pipeline's case id: importing it again "
+                         "with the same content is a no-op, with other content a 409.")
+    claim: ClaimIn = Field(description="The claim under review.")
+    local_verdict: str = Field(min_length=1, max_length=64, description="The verdict the pipeline reached locally.")
+    mined_by: list[str] = Field(default_factory=list, max_length=50, description="The strategies that found it (not blank).")
+    sanitization_altered_outcome: bool = Field(False, description="Whether sanitising the input changed the outcome.")
+    context: str | None = Field(default=None, max_length=200, description="The pipeline's context label.")
+    replay_manifest: ReplayManifestIn = Field(description="What produced the case: frozen into any feedback on it.")
+    evidence: list[EvidenceIn] = Field(default_factory=list, max_length=MAX_EVIDENCE_PER_CASE,
+                                       description="The evidence records, ids unique within the case.")
 
     _present = field_validator("case_id", "local_verdict")(_not_blank)
 
@@ -125,4 +133,5 @@ class CaseBatchIn(Strict):
     application_id: str | None = Field(
         default=None, description="Application slug; required for personal tokens and sessions."
     )
-    cases: list[CaseIn] = Field(min_length=1, max_length=MAX_CASES_PER_BATCH)
+    cases: list[CaseIn] = Field(min_length=1, max_length=MAX_CASES_PER_BATCH,
+                                description=f"1 to {MAX_CASES_PER_BATCH} cases, imported all or nothing.")

@@ -8,21 +8,26 @@ Apps add their routers in `consoles/urls.py`; endpoints stay thin (parse ->
 service/selector -> serialise) and raise `consoles.errors.DomainError`s.
 """
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.utils.csp import CSP
 from django.utils.decorators import method_decorator
 from django.views.decorators.csp import csp_override
 from django.views.decorators.debug import sensitive_variables
-from ninja import NinjaAPI, Schema
+from ninja import Field, NinjaAPI, Schema
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, ValidationError
+from ninja.parser import Parser
+from ninja.renderers import JSONRenderer
+from ninja.responses import NinjaJSONEncoder
 from ninja.security import APIKeyCookie, HttpBearer
 
 from .access import Principal
 from .errors import DomainError
 from .services import token_authenticate
+from .timestamps import iso_utc
 
 
 class BearerTokenAuth(HttpBearer):
@@ -43,6 +48,14 @@ class SessionPrincipalAuth(APIKeyCookie):
 
     param_name = settings.SESSION_COOKIE_NAME
 
+    def _get_key(self, request: HttpRequest) -> str | None:
+        # CSRF guards the cookie a browser sends on its own. Without a session cookie there
+        # is nothing to forge: the request is unauthenticated (401), not a CSRF failure (a
+        # 403 that told an integration with a revoked token it lacked a role).
+        if self.param_name not in request.COOKIES:
+            return None
+        return super()._get_key(request)
+
     def authenticate(self, request: HttpRequest, key: str | None) -> Principal | None:
         if request.user.is_authenticated:
             return Principal(kind="session", user=request.user)
@@ -59,6 +72,36 @@ _DOCS_CSP = {
     "style-src": [CSP.SELF, CSP.UNSAFE_INLINE],
 }
 
+
+class UnsupportedMediaType(Exception):
+    """A request body that is not JSON (the parser's refusal, answered as 415)."""
+
+
+class JsonBodyParser(Parser):
+    """Bodies are JSON and say so: `text/plain` or a form post is 415, not read as
+    JSON anyway (a form-encoded body used to be parsed as JSON when it happened to be)."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        media_type = (request.content_type or "").lower()
+        if media_type != "application/json" and not media_type.endswith("+json"):
+            raise UnsupportedMediaType(media_type or "none")
+        return super().parse_body(request)
+
+
+class TimestampEncoder(NinjaJSONEncoder):
+    """Every timestamp the API writes has one shape, the exports' own:
+    `2026-06-26T10:14:33+00:00` (UTC, whole seconds, an explicit offset)."""
+
+    def default(self, o: Any) -> Any:
+        if isinstance(o, datetime):
+            return iso_utc(o)
+        return super().default(o)
+
+
+class ConsoleRenderer(JSONRenderer):
+    encoder_class = TimestampEncoder
+
+
 api = NinjaAPI(
     title="Curator console API",
     version="1",
@@ -66,32 +109,50 @@ api = NinjaAPI(
         "Flags, captures, cases and teaching candidates in; reviewed ground truth out.\n\n"
         "Authenticate with `Authorization: Bearer <token>` (an application token for "
         "integrations and agents, a personal token for a human), or a browser session. "
-        f"Request bodies over {settings.API_MAX_BODY_BYTES} bytes are refused with 413. "
-        'Every error is `{"error": {"code", "message", "fields"}}`.'
+        "Each operation says which of these may call it. Request bodies are JSON "
+        "(`Content-Type: application/json`, else 415); bodies over "
+        f"{settings.API_MAX_BODY_BYTES} bytes are refused with 413.\n\n"
+        'Every error is `{"error": {"code", "message", "fields"}}`: 400 malformed JSON, '
+        "401 missing or unknown token, 403 not allowed (role, or a human-only action), "
+        "404 not found (also anything of an application you are not a member of), "
+        "405 method not allowed, 409 conflict, 413 too large, 415 not JSON, "
+        "422 invalid input with `fields` naming each field (body, query or path). Text never "
+        "holds NUL (U+0000): 422 naming the field; identifiers and claims must not be blank.\n\n"
+        "Timestamps are ISO 8601 in UTC with an explicit offset: `2026-06-26T10:14:33+00:00`. "
+        "Days (`created_from`, `created_to`) are `YYYY-MM-DD`, inclusive."
     ),
     auth=AUTH_ANY,
     urls_namespace="api",
     openapi_url="/openapi.json",
     docs_url="/docs",
     docs_decorator=csp_override(_DOCS_CSP),
+    parser=JsonBodyParser(),
+    renderer=ConsoleRenderer(),
 )
 
 
 class ErrorBody(Schema):
-    code: str
-    message: str
-    fields: dict[str, str]
-    current: dict | None = None
+    code: str = Field(description="A stable machine-readable code, e.g. `validation_error`, `not_found`, `conflict`.")
+    message: str = Field(description="One sentence for a person.")
+    fields: dict[str, str] = Field(
+        description="Field name (dotted for nested body fields, e.g. `cases.3.evidence.0.relation`) -> why "
+        "it was refused; empty when no single field is to blame."
+    )
+    current: dict | None = Field(
+        None, description="On a 409 only: the current state of what you tried to change."
+    )
 
 
 class ErrorOut(Schema):
-    error: ErrorBody
+    error: ErrorBody = Field(description="What was refused and why; nothing was written.")
 
 
 # The refusals every operation may answer, for its `response=`: 413 comes from
 # ApiBodyLimitMiddleware before the operation runs, so the schema is the only
 # place a client learns of it.
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
+# ... and those that take a body: a body that is not JSON is 415 (JsonBodyParser).
+WRITE_ERRORS = {**ERRORS, 415: ErrorOut}
 
 
 def error_response(status: int, code: str, message: str, fields: dict[str, Any] | None = None) -> JsonResponse:
@@ -108,11 +169,21 @@ def _field_name(loc: list[Any] | tuple[Any, ...]) -> str:
     return ".".join(parts) or "__all__"
 
 
+# Errors that refuse the body as a whole rather than a field of it.
+_NOT_AN_OBJECT = {"missing", "model_type", "model_attributes_type", "dict_type"}
+
+
 @api.exception_handler(ValidationError)
 def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
     fields: dict[str, str] = {}
     for err in exc.errors:
-        name = _field_name(err.get("loc", ()))
+        loc = tuple(err.get("loc", ()))
+        if len(loc) == 2 and loc[0] == "body" and err.get("type") in _NOT_AN_OBJECT:
+            # The body as a whole (empty, a list, a string): ninja names it after the view's
+            # parameter ("payload") and the model ("FlagIn"), names no client has seen.
+            fields["__all__"] = "The body must be a JSON object."
+            continue
+        name = _field_name(loc)
         fields[name] = f"{fields[name]}; {err['msg']}" if name in fields else err["msg"]
     return error_response(422, "validation_error", "The request does not match the schema.", fields)
 
@@ -139,6 +210,12 @@ def _not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
 
 @api.exception_handler(HttpError)
 def _http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if isinstance(exc.__cause__, UnsupportedMediaType):
+        # ninja wraps every parser failure in a 400; this one is the client's media type.
+        return error_response(
+            415, "unsupported_media_type",
+            f"The body must be JSON (Content-Type: application/json), not {exc.__cause__}.",
+        )
     codes = {400: "malformed_request", 403: "forbidden", 405: "method_not_allowed", 413: "too_large"}
     return error_response(exc.status_code, codes.get(exc.status_code, "error"), str(exc.message))
 
@@ -165,9 +242,49 @@ class ApiBodyLimitMiddleware:
         return self.get_response(request)
 
 
-@api.get("/v1/me", response={200: dict, **ERRORS}, tags=["access"], summary="Who this token or session is")
+class ApiErrorShapeMiddleware:
+    """Under /api/, a method an endpoint does not take (HEAD, OPTIONS, PUT, ...) and an
+    unknown path answer with the error shape like every other refusal, not Django's
+    HTML: a client parses one body shape whatever went wrong."""
+
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if not request.path_info.startswith("/api/") or response.get("Content-Type", "").startswith(
+            "application/json"
+        ):
+            return response
+        if isinstance(response, HttpResponseNotAllowed):
+            refusal = error_response(
+                405, "method_not_allowed", f"{request.method} is not allowed here; use {response['Allow']}."
+            )
+            refusal["Allow"] = response["Allow"]
+            return refusal
+        if response.status_code == 404:
+            return error_response(404, "not_found", "No such API endpoint.")
+        return response
+
+
+class ApplicationRoleOut(Schema):
+    slug: str = Field(description="The application's slug: pass it as `application_id`.")
+    role: str = Field(description="`integration` for an application token; else the member's role: "
+                      "`viewer`, `curator` or `admin`.")
+
+
+class MeOut(Schema):
+    kind: Literal["application", "personal", "session"] = Field(
+        description="`application` (an application token), `personal` (a person's token) or `session`."
+    )
+    name: str = Field(description="The token's name (application tokens) or the person's username.")
+    applications: list[ApplicationRoleOut] = Field(description="The applications this caller may act on.")
+
+
+@api.get("/v1/me", response={200: MeOut, **ERRORS}, tags=["access"], summary="Who this token or session is")
 def me(request: HttpRequest) -> dict:
-    """Check a token: its kind and the applications it may act on."""
+    """Check a token: its kind and the applications it may act on, with the role on each.
+    Any caller: an application token, a personal token or a session."""
     principal: Principal = request.auth
     if principal.kind == "application":
         return {

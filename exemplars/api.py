@@ -10,7 +10,7 @@ from ninja import Field, Router, Schema
 from pydantic import ConfigDict
 
 from consoles.access import Principal
-from consoles.api import ERRORS
+from consoles.api import WRITE_ERRORS
 from consoles.models import Role
 from consoles.schemas import StrictIn
 
@@ -29,7 +29,7 @@ class AxisEnergyIn(Schema):
 class ScoreIn(StrictIn):  # unknown fields and NUL in text: 422 naming the field
 
     detector: str = Field(min_length=1, max_length=64, description="A detector profile of the application.")
-    region: Literal["prompt", "answer"]
+    region: Literal["prompt", "answer"] = Field(description="Whether the text is a user message or an answer.")
     text: str = Field(max_length=MAX_SCORE_TEXT, description="The input the detector scored.")
     axis_energy: dict[str, AxisEnergyIn] = Field(
         min_length=1, max_length=MAX_AXES, description="axis -> the detector's score; axes of the profile only."
@@ -41,34 +41,39 @@ class ScoreIn(StrictIn):  # unknown fields and NUL in text: 422 naming the field
 
 
 class ExemplarMatchOut(Schema):
-    verdict: Literal["false_negative", "false_positive"]
+    verdict: Literal["false_negative", "false_positive"] = Field(
+        description="The matched exemplar's verdict: `false_negative` raises the axis, `false_positive` suppresses it."
+    )
     sim: float = Field(description="Cosine similarity (a twin's times its weight).")
-    flag_id: str
-    source: Literal["flag", "twin"]
+    flag_id: str = Field(description="The approved flag the exemplar comes from.")
+    source: Literal["flag", "twin"] = Field(description="Whether the flag's own text or its benign twin matched.")
 
 
 class AxisScoreOut(Schema):
-    p_detector: float
-    threshold: float
+    p_detector: float = Field(description="The detector's probability, as sent.")
+    threshold: float = Field(description="The axis's threshold, as sent.")
     p: float = Field(description="After the bank: raised above or suppressed below the threshold on a match.")
-    flag: bool
-    exemplar_match: ExemplarMatchOut | None = None
+    flag: bool = Field(description="`p >= threshold`.")
+    exemplar_match: ExemplarMatchOut | None = Field(
+        None, description="The exemplar that moved the axis; absent when none did."
+    )
 
 
 class BankOut(Schema):
-    enabled: bool
-    tau: float
-    version: str | None = None
+    enabled: bool = Field(description="Whether the application's bank is on (off by default).")
+    tau: float = Field(description="The cosine similarity a match needs.")
+    version: str | None = Field(None, description="The bank version consulted; absent when the bank is off "
+                                "or not built yet.")
 
 
 class ScoreOut(Schema):
-    detector: str
-    region: str
-    bank: BankOut
-    axis_energy: dict[str, AxisScoreOut]
+    detector: str = Field(description="The detector profile, as sent.")
+    region: Literal["prompt", "answer"] = Field(description="As sent.")
+    bank: BankOut = Field(description="The exemplar bank consulted.")
+    axis_energy: dict[str, AxisScoreOut] = Field(description="axis -> its score, for every axis sent.")
 
 
-@router.post("/score", response={200: ScoreOut, **ERRORS}, exclude_none=True,
+@router.post("/score", response={200: ScoreOut, **WRITE_ERRORS}, exclude_none=True,
              summary="Score an input: the detector's axes, adjusted by the exemplar bank")
 def score_endpoint(request: HttpRequest, payload: ScoreIn):
     """For each axis: a match (cosine >= τ) to an approved false-negative exemplar raises

@@ -7,32 +7,58 @@ from datetime import date, datetime
 from typing import Literal
 
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Path, Query, Router, Schema
 
 from consoles.access import Principal
-from consoles.api import ERRORS, ErrorOut, api
+from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut, api
 from consoles.models import Role
 from consoles.schemas import StrictIn
 
-from .models import Flag, FlagEvent
+from .models import (
+    AuthorKind,
+    CaptureReason,
+    EventAction,
+    Flag,
+    FlagEvent,
+    FlagStatus,
+    Region,
+    Verdict,
+)
 from .selectors import FlagFilters, flag_events, flag_get_by_public_id, flag_page
 from .services import MAX_ID, MAX_TEXT, Actor, flag_review, flag_submit
 
 router = Router(tags=["feedback"])
+
+# The list's enum filters, so the schema lists their values ("" is no filter).
+StatusFilter = Literal["", "pending", "approved", "rejected", "labelled", "dropped"]
+RegionFilter = Literal["", "prompt", "answer"]
+AuthorKindFilter = Literal["", "end_user", "operator", "agent"]
+assert set(StatusFilter.__args__) == {"", *FlagStatus.values}  # noqa: S101 - import-time drift guard
+assert set(RegionFilter.__args__) == {"", *Region.values}  # noqa: S101
+assert set(AuthorKindFilter.__args__) == {"", *AuthorKind.values}  # noqa: S101
+STATUS_QUERY = Query("", description="Only this status (empty: any).")
+REGION_QUERY = Query("", description="Only this region (empty: both).")
+AUTHOR_KIND_QUERY = Query("", description="Only flags by this kind of author (empty: any).")
+CREATED_FROM_QUERY = Query(None, description="Flagged on or after this UTC day (YYYY-MM-DD).")
+CREATED_TO_QUERY = Query(None, description="Flagged on or before this UTC day (YYYY-MM-DD).")
+
+APPLICATION_ID = ("The application's slug: optional with an application token (must match), "
+                  "required with a personal token or a session.")
 
 
 class FlagIn(StrictIn):
     region: Literal["prompt", "answer"] = Field(description="Which message was flagged.")
     problem: str = Field("", max_length=64, description="One of the application's plain-language problems "
                          "(required for a flag, optional for a capture).")
-    note: str = Field("", max_length=MAX_TEXT)
-    prompt: str = Field("", max_length=MAX_TEXT)
+    note: str = Field("", max_length=MAX_TEXT, description="Why it was flagged, in the flagger's words.")
+    prompt: str = Field("", max_length=MAX_TEXT, description="The user message.")
     context: str = Field("", max_length=MAX_TEXT, description="RAG context shown to the model.")
-    answer: str = Field("", max_length=MAX_TEXT)
+    answer: str = Field("", max_length=MAX_TEXT, description="The assistant's answer.")
     detector_scores: dict[str, float] = Field(default_factory=dict, description="axis -> score at flag time")
-    message_id: str = Field(min_length=1, max_length=MAX_ID)
-    session_id: str = Field("", max_length=MAX_ID)
-    end_user_ref: str = Field("", max_length=MAX_ID)
+    message_id: str = Field(min_length=1, max_length=MAX_ID, description="The integration's id of the message; "
+                            "with `region` it identifies the flag (posting it again is a no-op).")
+    session_id: str = Field("", max_length=MAX_ID, description="The integration's conversation id.")
+    end_user_ref: str = Field("", max_length=MAX_ID, description="An opaque reference to the end user.")
     application_id: str | None = Field(
         None, description="The application's slug: optional with an application token (must match), "
         "required with a personal token or a session."
@@ -43,52 +69,59 @@ class FlagIn(StrictIn):
 
 
 class EventOut(Schema):
-    action: str
-    from_status: str
-    to_status: str
-    actor: str
-    changes: dict
-    at: datetime
+    action: str = Field(description=f"One of {', '.join(EventAction.values)}.",
+                        json_schema_extra={"enum": EventAction.values})
+    from_status: str = Field(description="The status before (empty for `created`).")
+    to_status: str = Field(description="The status after.")
+    actor: str = Field(description="`user:<username>`, `token:<token name>` or `system`.")
+    changes: dict = Field(description="The fields this transition set (axis, verdict, note, ...).")
+    at: datetime = Field(description="When (UTC).")
 
 
 class FlagOut(Schema):
-    id: str
-    application_id: str
-    status: str
-    region: str
-    problem: str
-    suggested_axis: str
-    axis: str
-    verdict: str
-    note: str
-    prompt: str
-    context: str
-    answer: str
-    detector_scores: dict
-    message_id: str
-    session_id: str
-    end_user_ref: str
-    author_kind: str
-    capture_reason: str
-    capture_label: str
-    twin_prompt: str
-    twin_answer: str
-    weight: float | None
-    attack_family: str
-    review_note: str
-    version: int
-    created_at: datetime
-    updated_at: datetime
+    id: str = Field(description="The flag's id (`fb_` and 16 hex digits), a hash of application, message and region.")
+    application_id: str = Field(description="The application's slug.")
+    status: str = Field(description=f"One of {', '.join(FlagStatus.values)}.",
+                        json_schema_extra={"enum": FlagStatus.values})
+    region: str = Field(description="`prompt` or `answer`.", json_schema_extra={"enum": Region.values})
+    problem: str = Field(description="The plain-language problem the flagger chose (empty for most captures).")
+    suggested_axis: str = Field(description="The detector axis the problem maps to (empty when none).")
+    axis: str = Field(description="The axis: the suggested one until a curator approves with another.")
+    verdict: str = Field(description="`false_negative` or `false_positive` once approved, else empty.",
+                         json_schema_extra={"enum": ["", *Verdict.values]})
+    note: str = Field(description="The flagger's note.")
+    prompt: str = Field(description="The user message (emptied when a capture is dropped or erased).")
+    context: str = Field(description="RAG context shown to the model.")
+    answer: str = Field(description="The assistant's answer.")
+    detector_scores: dict = Field(description="axis -> the detector's score at flag time.")
+    message_id: str = Field(description="The integration's id of the message.")
+    session_id: str = Field(description="The integration's conversation id.")
+    end_user_ref: str = Field(description="An opaque reference to the end user.")
+    author_kind: str = Field(description="Who raised it: `end_user` (via an integration), `operator` (a curator) "
+                             "or `agent` (an automated capture).", json_schema_extra={"enum": AuthorKind.values})
+    capture_reason: str = Field(description="`low_confidence` or `refused` for a capture, else empty.",
+                                json_schema_extra={"enum": ["", *CaptureReason.values]})
+    capture_label: str = Field(description="A capture's label once labelled, else empty.")
+    twin_prompt: str = Field(description="A benign twin of the prompt a curator added on approve (may be empty).")
+    twin_answer: str = Field(description="A benign twin of the answer a curator added on approve (may be empty).")
+    weight: float | None = Field(description="The exemplar weight a curator set (0..1), or null.")
+    attack_family: str = Field(description="The attack family a curator named (may be empty).")
+    review_note: str = Field(description="The curator's note on the last review.")
+    version: int = Field(description="Increases with every review; send it back with a review.")
+    created_at: datetime = Field(description="When it was flagged (UTC).")
+    updated_at: datetime = Field(description="When it last changed (UTC).")
 
 
 class FlagDetailOut(FlagOut):
-    events: list[EventOut]
+    events: list[EventOut] = Field(description="Every transition, oldest first.")
 
 
 class FlagListOut(Schema):
-    items: list[FlagOut]
-    next_cursor: str | None
-    previous_cursor: str | None
+    items: list[FlagOut] = Field(description="At most `limit` flags.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+    previous_cursor: str | None = Field(
+        description="Pass as `cursor` for the page before; null on the first page."
+    )
 
 
 class ReviewIn(StrictIn):
@@ -102,11 +135,11 @@ class ReviewIn(StrictIn):
         None, description="Defaults to false_negative on approve."
     )
     label: str | None = Field(None, max_length=64, description="A capture's label (the application's label set).")
-    note: str = Field("", max_length=MAX_TEXT)
-    twin_prompt: str | None = Field(None, max_length=MAX_TEXT)
-    twin_answer: str | None = Field(None, max_length=MAX_TEXT)
-    weight: float | None = Field(None, ge=0, le=1)
-    attack_family: str | None = Field(None, max_length=100)
+    note: str = Field("", max_length=MAX_TEXT, description="The reviewer's note.")
+    twin_prompt: str | None = Field(None, max_length=MAX_TEXT, description="A benign twin of the prompt (approve).")
+    twin_answer: str | None = Field(None, max_length=MAX_TEXT, description="A benign twin of the answer (approve).")
+    weight: float | None = Field(None, ge=0, le=1, description="The exemplar's weight in the bank (approve).")
+    attack_family: str | None = Field(None, max_length=100, description="The attack family, if any (approve).")
 
 
 def flag_out(flag: Flag) -> dict:
@@ -136,7 +169,7 @@ def _actor(principal: Principal) -> Actor:
 
 @router.post(
     "/flags",
-    response={201: FlagOut, 200: FlagOut, **ERRORS},
+    response={201: FlagOut, 200: FlagOut, **WRITE_ERRORS},
     summary="Flag a message (or capture a low-confidence / refused answer)",
 )
 def flag_create(request: HttpRequest, payload: FlagIn):
@@ -165,20 +198,26 @@ def flag_create(request: HttpRequest, payload: FlagIn):
 @router.get("/flags", response={200: FlagListOut, **ERRORS}, summary="List flags (cursor pagination)")
 def flag_list(
     request: HttpRequest,
-    application_id: str | None = None,
-    status: str = "",
-    axis: str = "",
-    region: str = "",
-    problem: str = "",
-    author_kind: str = "",
-    created_from: date | None = None,
-    created_to: date | None = None,
-    sort: Literal["-created", "created"] = "-created",
-    cursor: str | None = None,
-    limit: int = Query(50, ge=1, le=200),
+    application_id: str | None = Query(None, description=APPLICATION_ID),
+    status: StatusFilter = STATUS_QUERY,
+    axis: str = Query("", description="Only this axis (one of the application's)."),
+    region: RegionFilter = REGION_QUERY,
+    problem: str = Query("", description="Only this problem (one of the application's)."),
+    author_kind: AuthorKindFilter = AUTHOR_KIND_QUERY,
+    created_from: date | None = CREATED_FROM_QUERY,
+    created_to: date | None = CREATED_TO_QUERY,
+    sort: Literal["-created", "created"] = Query("-created", description="`-created` newest first, "
+                                                 "`created` oldest first."),
+    cursor: str | None = Query(None, description="`next_cursor` or `previous_cursor` of a page of this list."),
+    limit: int = Query(50, ge=1, le=200, description="Flags per page."),
 ):
     """Newest first by default. Follow `next_cursor` (pass it as `cursor`) for the next page;
-    no total is computed, so a page costs the same at any table size."""
+    no total is computed, so a page costs the same at any table size. An unknown filter value
+    is 422 naming it.
+
+    Any member (viewer role or above) with a personal token or session naming `application_id`,
+    or the application's token.
+    """
     principal: Principal = request.auth
     application = principal.application_for(application_id, role=Role.VIEWER)
     filters = FlagFilters(status=status, axis=axis, region=region, problem=problem, author_kind=author_kind,
@@ -194,7 +233,11 @@ def flag_list(
 
 
 @router.get("/flags/{flag_id}", response={200: FlagDetailOut, **ERRORS}, summary="One flag with its history")
-def flag_detail(request: HttpRequest, flag_id: str):
+def flag_detail(request: HttpRequest, flag_id: str = Path(description="The flag's id (`fb_...`).")):
+    """The flag and every transition it went through (`events`, oldest first).
+
+    Any member (viewer role or above) with a personal token or session, or the
+    application's token; a flag of another application is 404."""
     principal: Principal = request.auth
     flag = flag_get_by_public_id(public_id=flag_id)
     principal.require_member(flag.application, role=Role.VIEWER)
@@ -208,10 +251,12 @@ def flag_detail(request: HttpRequest, flag_id: str):
 
 @router.post(
     "/flags/{flag_id}/review",
-    response={200: FlagOut, 409: ErrorOut, **ERRORS},
+    response={200: FlagOut, 409: ErrorOut, **WRITE_ERRORS},
     summary="Review a flag: approve, reject, re-open, or label a capture (humans only)",
 )
-def flag_review_endpoint(request: HttpRequest, flag_id: str, payload: ReviewIn):
+def flag_review_endpoint(
+    request: HttpRequest, payload: ReviewIn, flag_id: str = Path(description="The flag's id (`fb_...`).")
+):
     """Only a human curator reviews: a personal token or a logged-in session. An
     application token gets 403. Approve defaults: verdict `false_negative`, axis = the
     suggested axis. A stale `version` gets 409 with the current state in `error.current`;

@@ -353,7 +353,7 @@ def flag_as_dict(flag: Flag) -> dict[str, Any]:
         "capture_label": flag.capture_label,
         "note": flag.review_note,
         "version": flag.version,
-        "updated_at": flag.updated_at.isoformat(),
+        "updated_at": iso_utc(flag.updated_at),  # the API's one timestamp shape
     }
 
 

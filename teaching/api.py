@@ -5,95 +5,153 @@ for a proposal; only a human (personal token or session) with the curator role
 decides one.
 """
 
+import re
+from datetime import datetime
 from typing import Any, Literal
 
 from django.http import HttpRequest, StreamingHttpResponse
-from ninja import Field, Router, Schema
+from ninja import Field, Path, Query, Router, Schema
 from ninja.responses import Status
 
 from consoles.access import Principal
-from consoles.api import ERRORS, ErrorOut
+from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application, Role
 from consoles.schemas import StrictIn
 
 from . import selectors, services
-from .domain import check_eligibility
-from .models import Proposal
+from .domain import CANDIDATE_ID_PATTERN, check_eligibility
+from .models import Proposal, ProposalState
+from .services import MAX_TEXT
 
 router = Router(tags=["teaching"])
 
 
+APPLICATION_ID = ("The application's slug: optional with an application token (must match), "
+                  "required with a personal token or a session.")
+GATES = "`polarity_decided`, `corpus_evidence`, `evaluative_allowed`, `boundary_clean`, `chain_complete`"
+
+
 class ChainIn(StrictIn):
-    subject: str | None = None
-    intent: str | None = None
-    connective: str | None = None
-    object: str | None = None
+    subject: str | None = Field(None, max_length=MAX_TEXT, description="What the claim is about, e.g. `tokyo`.")
+    intent: str | None = Field(None, max_length=MAX_TEXT, description="The relation, e.g. `capital_of`.")
+    connective: str | None = Field(None, max_length=MAX_TEXT, description="The connective, e.g. `is`.")
+    object: str | None = Field(None, max_length=MAX_TEXT, description="The object, e.g. `japan`.")
 
 
-class EvidenceIn(StrictIn):
-    source: str = Field(..., description='Where the evidence comes from, e.g. "corpus".')
-    ref: str = ""
+class CandidateEvidenceIn(StrictIn):
+    source: str = Field(..., min_length=1, description='Where the evidence comes from, e.g. "corpus".')
+    ref: str = Field("", max_length=MAX_TEXT, description="A pointer into that source, e.g. `atlas:tokyo`.")
 
 
 class HedgeIn(StrictIn):
-    tier: Literal["weak", "strong"]
-    surface: str = ""
+    tier: Literal["weak", "strong"] = Field(description="How strongly the claim was hedged.")
+    surface: str = Field("", description="The hedging words as they appeared.")
 
 
 class CandidateIn(StrictIn):
     application_id: str | None = Field(None, description="Application slug; implied by an application token.")
-    candidate_id: str
-    proposed_chain: ChainIn
-    polarity: Literal["affirms", "falsifies", "undetermined"]
-    claim_domain: str
-    evidence: list[EvidenceIn] = []
-    boundary_clean: bool
-    hedge: HedgeIn | None = None
+    candidate_id: str = Field(pattern=CANDIDATE_ID_PATTERN, description="Your id for the candidate (1-128 "
+                              "letters, digits, `.`, `_`, `:` or `-`); posting it again with the same content "
+                              "is a no-op.")
+    proposed_chain: ChainIn = Field(description="The relation the candidate would add to the corpus.")
+    polarity: Literal["affirms", "falsifies", "undetermined"] = Field(
+        description="Whether the evidence affirms or falsifies the chain; `undetermined` is never eligible."
+    )
+    claim_domain: str = Field(min_length=1, max_length=64, description="`factual`, or e.g. `evaluative` (needs `allow_evaluative` to propose).")
+    evidence: list[CandidateEvidenceIn] = Field([], description='Evidence pointers; eligibility needs one from "corpus".')
+    boundary_clean: bool = Field(description="Whether the claim stays within the corpus's boundary.")
+    hedge: HedgeIn | None = Field(None, description="The hedge on the claim, if any.")
 
 
 class GateOut(Schema):
-    gate: str
-    passed: bool
-    reason: str
+    gate: str = Field(description=f"One of {GATES}.")
+    passed: bool = Field(description="Whether the candidate passes it.")
+    reason: str = Field(description="Why not, when it fails (empty when it passes).")
 
 
 class CandidateOut(Schema):
-    candidate_id: str
-    created: bool
-    eligible: bool
-    gates: list[GateOut]
+    candidate_id: str = Field(description="The candidate's id.")
+    created: bool = Field(description="Whether this request stored it (false when it was already known).")
+    eligible: bool = Field(description="Whether every gate passes, so it may be proposed.")
+    gates: list[GateOut] = Field(description="The five eligibility gates, in order.")
 
 
 class EvalCaseIn(StrictIn):
-    case_id: str
-    split: Literal["public", "dev", "holdout"]
-    subject: str
-    intent: str
-    expected_object: str
-    expected_polarity: Literal["affirms", "falsifies"]
+    case_id: str = Field(pattern=CANDIDATE_ID_PATTERN, description="Your id for the eval case (1-128 letters, "
+                         "digits, `.`, `_`, `:` or `-`): posting it again updates it.")
+    split: Literal["public", "dev", "holdout"] = Field(description="The eval lane's split.")
+    subject: str = Field(min_length=1, max_length=MAX_TEXT, description="The subject looked up.")
+    intent: str = Field(min_length=1, max_length=MAX_TEXT, description="The relation looked up.")
+    expected_object: str = Field(min_length=1, max_length=MAX_TEXT, description="The object the lookup should find.")
+    expected_polarity: Literal["affirms", "falsifies"] = Field(description="The polarity it should find.")
 
 
 class EvalCasesIn(StrictIn):
-    application_id: str | None = None
-    cases: list[EvalCaseIn] = Field(..., max_length=5000)
+    application_id: str | None = Field(None, description=APPLICATION_ID)
+    cases: list[EvalCaseIn] = Field(..., max_length=5000, description="Up to 5000 eval cases, all or nothing.")
 
 
 class ImportOut(Schema):
-    created: int
-    updated: int
-    unchanged: int
+    created: int = Field(description="New eval cases.")
+    updated: int = Field(description="Known eval cases whose content changed.")
+    unchanged: int = Field(description="Known eval cases sent again as they were.")
 
 
 class ProposeIn(StrictIn):
-    application_id: str | None = None
-    candidate_id: str
+    application_id: str | None = Field(None, description=APPLICATION_ID)
+    candidate_id: str = Field(description="An eligible candidate's id.")
     allow_evaluative: bool = Field(False, description="Operator flag that lets an evaluative claim through.")
 
 
 class DecisionIn(StrictIn):
-    decision: Literal["accept", "reject", "withdraw"]
-    note: str = Field("", max_length=2000)
+    decision: Literal["accept", "reject", "withdraw"] = Field(
+        description="`accept` appends the entry to the corpus (only when replay-equivalent)."
+    )
+    note: str = Field("", max_length=2000, description="Why, for the record.")
+
+
+class ChainOut(Schema):
+    subject: str | None = Field(description="What the claim is about.")
+    intent: str | None = Field(description="The relation.")
+    connective: str | None = Field(description="The connective.")
+    object: str | None = Field(description="The object.")
+
+
+class EvidenceOut(Schema):
+    source: str = Field(description="Where the evidence comes from.")
+    ref: str = Field(description="A pointer into that source.")
+
+
+class ReplayEvidenceOut(Schema):
+    baseline: dict[str, float] = Field(description="Metric -> value on the active corpus, "
+                                       "e.g. `lookup.accuracy.public`.")
+    candidate: dict[str, float] = Field(description="Metric -> value on a copy with the proposed entry.")
+    regressed_metrics: list[str] = Field(description="The metrics that got worse (any: auto-rejected).")
+    replay_equivalent: bool = Field(description="No metric regressed: the proposal may be accepted.")
+
+
+class DecisionOut(Schema):
+    decision: Literal["accept", "reject", "withdraw"] = Field(description="What the operator decided.")
+    operator: str = Field(description="The operator's username.")
+    decided_at: datetime = Field(description="When (UTC).")
+
+
+class ProposalOut(Schema):
+    proposal_id: str = Field(description="A content hash (64 hex digits) of the candidate and its chain.")
+    source_candidate_id: str = Field(description="The candidate it was proposed from.")
+    proposed_chain: ChainOut = Field(description="The relation it would add.")
+    polarity: str = Field(description="`affirms` or `falsifies`.", json_schema_extra={"enum": ["affirms", "falsifies"]})
+    claim_domain: str = Field(min_length=1, max_length=64, description="The claim's domain, e.g. `factual`.")
+    evidence: list[EvidenceOut] = Field(description="The candidate's evidence pointers.")
+    allow_evaluative: bool = Field(description="Whether an evaluative claim was let through.")
+    review_state: str = Field(description="`pending`, `accepted`, `rejected` or `withdrawn`.",
+                              json_schema_extra={"enum": ProposalState.values})
+    operator_note: str = Field(description="The operator's note, or the replay gate's reason for a rejection.")
+    replay_evidence: ReplayEvidenceOut = Field(description="The replay-equivalence gate's evidence.")
+    decision: DecisionOut | None = Field(description="The operator's decision, or null while pending "
+                                         "(and when the replay gate rejected it).")
+    created_at: datetime = Field(description="When it was proposed (UTC).")
 
 
 def _candidate_out(candidate: Any, created: bool) -> dict:
@@ -139,11 +197,19 @@ def _can_see(principal: Principal, application: Application) -> bool:
     return True
 
 
-@router.post("/teaching/candidates", response={200: CandidateOut, 201: CandidateOut, 409: ErrorOut, **ERRORS}, summary="Submit a discovery candidate")
+APP_QUERY = Query(None, description=APPLICATION_ID)
+PROPOSAL_ID = Path(description="The proposal's id (64 hex digits).")
+LIMIT = Query(100, ge=1, le=500, description="At most this many, newest first.")
+
+
+@router.post("/teaching/candidates", response={200: CandidateOut, 201: CandidateOut, 409: ErrorOut, **WRITE_ERRORS},
+             summary="Submit a discovery candidate")
 def candidate_post(request: HttpRequest, payload: CandidateIn):
-    """Store a candidate (idempotent on identical content; different content for a
-    known id is 409). The answer lists the five eligibility gates; an ineligible
-    candidate is kept as evidence and cannot be proposed."""
+    """Store a candidate (idempotent on identical content: 200 with `created` false;
+    different content for a known id is 409). The answer lists the five eligibility
+    gates; an ineligible candidate is kept as evidence and cannot be proposed.
+
+    The application's token, or a member's personal token or session naming `application_id` (curator role)."""
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
     data = payload.model_dump(exclude={"application_id"})
@@ -153,26 +219,48 @@ def candidate_post(request: HttpRequest, payload: CandidateIn):
     return Status(201 if created else 200, _candidate_out(candidate, created))
 
 
-@router.get("/teaching/candidates", response={200: list[CandidateOut], **ERRORS}, summary="List candidates with their gates")
-def candidate_get_list(request: HttpRequest, application_id: str | None = None, limit: int = 100):
+@router.get("/teaching/candidates", response={200: list[CandidateOut], **ERRORS},
+            summary="List candidates with their gates")
+def candidate_get_list(request: HttpRequest, application_id: str | None = APP_QUERY, limit: int = LIMIT):
+    """The newest candidates with their eligibility gates (`created` is always false here).
+
+    The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
-    limit = max(1, min(limit, 500))
     return [_candidate_out(c, False) for c in selectors.candidate_list(application=application)[:limit]]
 
 
-@router.post("/teaching/eval-cases", response={200: ImportOut, **ERRORS}, summary="Create or update eval cases")
+@router.post("/teaching/eval-cases", response={200: ImportOut, **WRITE_ERRORS}, summary="Create or update eval cases")
 def eval_cases_post(request: HttpRequest, payload: EvalCasesIn):
+    """Upsert eval cases by `case_id`, all or nothing; the counts say what changed.
+
+    The application's token, or a member's personal token or session naming `application_id` (curator role)."""
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
-    result = services.eval_cases_import(
-        application=application, records=[(i + 1, case.model_dump()) for i, case in enumerate(payload.cases)]
-    )
+    try:
+        result = services.eval_cases_import(
+            application=application, records=[(i + 1, case.model_dump()) for i, case in enumerate(payload.cases)]
+        )
+    except InvalidInput as exc:
+        # The service numbers the lines of a file from 1 (`line 2.subject`); here the
+        # client sent `cases`, and a field is named by its place in the body.
+        def in_body(text: str) -> str:
+            return re.sub(r"^line (\d+)", lambda m: f"cases.{int(m.group(1)) - 1}", text)
+
+        raise InvalidInput(in_body(exc.message), code=exc.code,
+                           fields={in_body(k): v for k, v in exc.fields.items()}) from exc
     return {"created": result.created, "updated": result.updated, "unchanged": result.unchanged}
 
 
 @router.get("/teaching/eval-cases", response={200: list[EvalCaseIn], **ERRORS}, summary="List eval cases")
-def eval_cases_get(request: HttpRequest, application_id: str | None = None, split: str | None = None):
+def eval_cases_get(
+    request: HttpRequest,
+    application_id: str | None = APP_QUERY,
+    split: Literal["public", "dev", "holdout"] | None = Query(None, description="Only this split."),
+):
+    """Every eval case of the application (or of one split), by split and case id.
+
+    The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
     return list(
@@ -182,10 +270,14 @@ def eval_cases_get(request: HttpRequest, application_id: str | None = None, spli
     )
 
 
-@router.post("/teaching/proposals", response={200: dict, 201: dict, **ERRORS}, summary="Propose an eligible candidate")
+@router.post("/teaching/proposals", response={200: ProposalOut, 201: ProposalOut, **WRITE_ERRORS},
+             summary="Propose an eligible candidate")
 def proposal_post(request: HttpRequest, payload: ProposeIn):
     """Runs the eligibility gates (422 naming the failing gate) and the
-    replay-equivalence gate; idempotent (200 with the existing proposal)."""
+    replay-equivalence gate; idempotent (200 with the existing proposal). A regression
+    rejects the proposal at once; nothing is ever added to the corpus here.
+
+    The application's token, or a member's personal token or session naming `application_id` (curator role)."""
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
     proposal, created = services.proposal_create(
@@ -198,32 +290,50 @@ def proposal_post(request: HttpRequest, payload: ProposeIn):
     return Status(201 if created else 200, selectors.proposal_record(proposal))
 
 
-@router.get("/teaching/proposals", response={200: list[dict], **ERRORS}, summary="List proposals")
+@router.get("/teaching/proposals", response={200: list[ProposalOut], **ERRORS}, summary="List proposals")
 def proposal_get_list(
     request: HttpRequest,
-    application_id: str | None = None,
-    state: Literal["pending", "accepted", "rejected", "withdrawn"] | None = None,
-    limit: int = 100,
+    application_id: str | None = APP_QUERY,
+    state: Literal["pending", "accepted", "rejected", "withdrawn"] | None = Query(
+        None, description="Only proposals in this state."
+    ),
+    limit: int = LIMIT,
 ):
+    """The newest proposals with their replay evidence and decision.
+
+    The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
-    limit = max(1, min(limit, 500))
     return [selectors.proposal_record(p) for p in selectors.proposal_list(application=application, state=state)[:limit]]
 
 
-@router.get("/teaching/proposals/{proposal_id}", response={200: dict, **ERRORS}, summary="One proposal with its replay evidence")
-def proposal_get_one(request: HttpRequest, proposal_id: str, application_id: str | None = None):
+@router.get("/teaching/proposals/{proposal_id}", response={200: ProposalOut, **ERRORS},
+            summary="One proposal with its replay evidence")
+def proposal_get_one(
+    request: HttpRequest, proposal_id: str = PROPOSAL_ID, application_id: str | None = APP_QUERY
+):
+    """A proposal found by id. A person who is a member of several applications holding
+    the same id names one with `application_id` (422 otherwise); a proposal of an
+    application you are not a member of is 404.
+
+    The application's token, or a member's personal token or session naming `application_id` (any role)."""
     proposal = _proposal_for(request.auth, proposal_id, application_id, Role.VIEWER)
     return selectors.proposal_record(proposal)
 
 
-@router.post("/teaching/proposals/{proposal_id}/decision", response={200: dict, 409: ErrorOut, **ERRORS}, summary="Accept, reject or withdraw")
+@router.post("/teaching/proposals/{proposal_id}/decision", response={200: ProposalOut, 409: ErrorOut, **WRITE_ERRORS},
+             summary="Accept, reject or withdraw a proposal (humans only)")
 def proposal_decision_post(
-    request: HttpRequest, proposal_id: str, payload: DecisionIn, application_id: str | None = None
+    request: HttpRequest,
+    payload: DecisionIn,
+    proposal_id: str = PROPOSAL_ID,
+    application_id: str | None = Query(None, description="The application's slug, when several of yours "
+                                       "hold this proposal id."),
 ):
-    """A human operator's decision (an application token gets 403). Accept on a
-    proposal that is not replay-equivalent is refused with 422
-    `not_replay_equivalent`; a proposal already decided is 409."""
+    """A human operator's decision: a personal token or a session of a curator (an
+    application token gets 403). Accept on a proposal that is not replay-equivalent is
+    refused with 422 `not_replay_equivalent`; a proposal already decided is 409.
+    Answers the proposal as it now is."""
     principal: Principal = request.auth
     operator = principal.require_human("Deciding a proposal")
     proposal = _proposal_for(principal, proposal_id, application_id, Role.CURATOR)
@@ -237,8 +347,20 @@ def proposal_decision_post(
     return selectors.proposal_record(selectors.proposal_get(application=proposal.application, proposal_id=proposal_id))
 
 
-@router.get("/teaching/corpus", summary="The active corpus as JSONL", response={200: None, **ERRORS})
-def corpus_get(request: HttpRequest, application_id: str | None = None):
+@router.get(
+    "/teaching/corpus",
+    summary="The active corpus as JSONL",
+    response={200: None, **ERRORS},
+    openapi_extra={"responses": {200: {
+        "description": "One corpus entry per line: `id, subject, intent, connective, object, polarity, "
+        "claim_domain, provenance`.",
+        "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+    }}},
+)
+def corpus_get(request: HttpRequest, application_id: str | None = APP_QUERY):
+    """Streams the active corpus (`application/x-ndjson`), one entry per line, oldest first.
+
+    The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
     response = StreamingHttpResponse(

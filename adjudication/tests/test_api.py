@@ -1,7 +1,9 @@
+import re
+
 import pytest
 
 from adjudication.models import Case, Evidence, GoldLabelRevision
-from adjudication.schemas import CaseIn
+from adjudication.schemas import CaseIn, EvidenceIn
 from adjudication.services import case_import, gold_promote, label_submit
 from consoles.testing import assert_api_sealed, bearer
 from consoles.tests.factories import personal_token
@@ -132,3 +134,38 @@ def test_feedback_from_an_agent_and_an_operator_never_touches_labels(client, app
 def test_feedback_is_sealed(client, tenant_pair):
     case = case_import(application=tenant_pair.b, data=CaseIn.model_validate(case_payload()), actor=None).case
     assert_api_sealed(client, tenant_pair.token_a, f"/api/v1/cases/{case.pk}/feedback", "post", {"disposition": "agrees"})
+
+
+def test_an_unknown_status_filter_is_a_422_naming_it(client, application, app_token):
+    """It used to be ignored: every case came back as if it matched."""
+    post_cases(client, app_token, {"cases": [case_payload("c1")]})
+    response = client.get("/api/v1/cases?status=gold-ish", **bearer(app_token))
+    assert response.status_code == 422 and "status" in response.json()["error"]["fields"]
+    assert client.get("/api/v1/cases?status=gold", **bearer(app_token)).json()["count"] == 0
+    assert client.get("/api/v1/cases?status=unlabelled", **bearer(app_token)).json()["count"] == 1
+
+
+def test_the_schema_documents_case_evidence_as_the_import_validates_it(client):
+    """A teaching model of the same name (`EvidenceIn`) took its place in the schema:
+    a client was told to send cases' evidence as `{source, ref}`."""
+    schema = client.get("/api/openapi.json").json()
+    components = schema["components"]["schemas"]
+    item = components["CaseIn"]["properties"]["evidence"]["items"]["$ref"].rsplit("/", 1)[1]
+    assert set(components[item]["properties"]) == set(EvidenceIn.model_fields)
+
+
+def test_case_detail_is_documented_field_by_field_with_one_timestamp_shape(client, application, app_token, curator):
+    """It was declared as a bare object: a client could learn none of its fields."""
+    payload = case_payload("c1")
+    payload["evidence"][0]["observed_at"] = "2026-11-02T10:00:00.123456+01:00"
+    post_cases(client, app_token, {"cases": [payload]})
+    case = Case.objects.get()
+    label = label_submit(application=application, case=case, reviewer=curator, label="unreliable", rationale="r")
+    gold_promote(application=application, case=case, label=label, adjudicator=curator)
+    schema = client.get("/api/openapi.json").json()
+    declared = schema["paths"]["/api/v1/cases/{case_pk}"]["get"]["responses"]["200"]["content"]["application/json"]
+    detail = schema["components"]["schemas"][declared["schema"]["$ref"].rsplit("/", 1)[1]]
+    data = client.get(f"/api/v1/cases/{case.pk}", **bearer(app_token)).json()
+    assert set(data) == set(detail["properties"]) == set(detail["required"])
+    assert data["evidence"][0]["observed_at"] == "2026-11-02T09:00:00+00:00"
+    assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$", data["gold_history"][0]["created_at"])

@@ -96,3 +96,13 @@ def test_every_operation_documents_its_refusals_with_the_error_shape(client):
                 if ref.get("schema", {}).get("$ref") != "#/components/schemas/ErrorOut":
                     undocumented.append(f"{method.upper()} {path} {status}")
     assert undocumented == []
+
+
+def test_who_am_i_is_documented_field_by_field(client, application, app_token):
+    """It was declared as a bare object."""
+    schema = client.get("/api/openapi.json").json()
+    ref = schema["paths"]["/api/v1/me"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
+    component = schema["components"]["schemas"][ref.rsplit("/", 1)[1]]
+    assert set(component["properties"]) == {"kind", "name", "applications"}
+    assert set(component["properties"]["kind"]["enum"]) == {"application", "personal", "session"}
+    assert set(client.get("/api/v1/me", **bearer(app_token)).json()) == set(component["properties"])

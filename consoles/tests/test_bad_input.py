@@ -99,14 +99,15 @@ class Catalogue:
         if "application_id" in _resolve(api.get_openapi_schema(), body_schema).get("properties", {}):
             self.valid["application_id"] = self.application.slug
 
-    def post(self, raw: bytes | str | dict):
+    def post(self, raw: bytes | str | dict, content_type: str = "application/json"):
         data = raw if isinstance(raw, bytes | str) else json.dumps(raw)
-        return self.client.generic(self.method, self.url, data=data, content_type="application/json",
+        return self.client.generic(self.method, self.url, data=data, content_type=content_type,
                                    **bearer(self.token))
 
-    def refused(self, raw, status: int | tuple[int, ...], field: str | None = None) -> dict:
+    def refused(self, raw, status: int | tuple[int, ...], field: str | None = None,
+                content_type: str = "application/json") -> dict:
         before = _object_counts()
-        response = self.post(raw)
+        response = self.post(raw, content_type)
         statuses = status if isinstance(status, tuple) else (status,)
         where = f"{self.method} {self.path}"
         assert response.status_code in statuses, (where, response.status_code, response.content[:400])
@@ -145,6 +146,20 @@ def test_a_megabyte_of_emoji_is_413(catalogues):
 def test_malformed_or_non_object_bodies_are_a_clear_4xx(catalogues, raw):
     for cat in catalogues:
         cat.refused(raw, (400, 422))
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", "application/xml"])
+def test_a_json_body_sent_as_another_media_type_is_415(catalogues, content_type):
+    """Not read as JSON anyway: `curl -d` without a Content-Type sends a form."""
+    for cat in catalogues:
+        error = cat.refused(cat.valid, 415, content_type=content_type)
+        assert error["code"] == "unsupported_media_type" and content_type in error["message"]
+
+
+def test_a_json_media_type_with_parameters_or_a_json_suffix_is_json(catalogues):
+    for cat in catalogues:
+        for content_type in ("application/json; charset=utf-8", "application/merge-patch+json"):
+            assert cat.post(cat.valid, content_type).status_code != 415, (cat.path, content_type)
 
 
 def test_unknown_fields_are_refused_naming_the_field(catalogues):

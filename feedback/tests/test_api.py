@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from consoles.models import Role
@@ -260,3 +262,41 @@ def test_a_second_application_token_of_another_tenant_is_not_a_member(client, te
     FlagFactory(application=tenant_pair.b)
     body = client.get("/api/v1/flags", **bearer(application_token(tenant_pair.a, name="x"))).json()
     assert body["items"] == []
+
+
+TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
+
+
+def test_every_timestamp_is_utc_in_whole_seconds_with_an_offset(client, application, app_token, curator):
+    """The shape the exports write (`2026-06-26T10:14:33+00:00`), not `...14:33.304Z`."""
+    created = _post(client, app_token, FLAG).json()
+    assert TIMESTAMP.match(created["created_at"]) and TIMESTAMP.match(created["updated_at"])
+    detail = client.get(f"/api/v1/flags/{created['id']}", **bearer(app_token)).json()
+    assert detail["created_at"] == created["created_at"] and all(TIMESTAMP.match(e["at"]) for e in detail["events"])
+    listed = client.get("/api/v1/flags", **bearer(app_token)).json()["items"][0]
+    assert listed["created_at"] == created["created_at"]
+    token = personal_token(curator)
+    url = f"/api/v1/flags/{created['id']}/review?application_id=acme"
+    _post(client, token, {"status": "rejected", "version": 1}, url=url)
+    stale = _post(client, token, {"status": "approved", "version": 1}, url=url).json()["error"]["current"]
+    assert TIMESTAMP.match(stale["updated_at"])
+
+
+def test_the_lists_enum_filters_are_listed_in_the_schema_and_checked(client, application, app_token):
+    schema = client.get("/api/openapi.json").json()
+    params = {p["name"]: p for p in schema["paths"]["/api/v1/flags"]["get"]["parameters"]}
+    assert set(params["status"]["schema"]["enum"]) == {"", "pending", "approved", "rejected", "labelled", "dropped"}
+    assert set(params["region"]["schema"]["enum"]) == {"", "prompt", "answer"}
+    assert set(params["author_kind"]["schema"]["enum"]) == {"", "end_user", "operator", "agent"}
+    assert all(p.get("description") for p in params.values())
+    for name in ("status", "region", "author_kind"):
+        response = client.get(f"/api/v1/flags?{name}=bogus", **bearer(app_token))
+        assert response.status_code == 422 and name in response.json()["error"]["fields"]
+    assert client.get("/api/v1/flags?status=&region=", **bearer(app_token)).status_code == 200
+
+
+@pytest.mark.parametrize("raw", [b"", b"[]", b'"text"'])
+def test_a_body_that_is_not_an_object_is_named_as_the_body_not_an_internal_name(client, application, app_token, raw):
+    response = client.post("/api/v1/flags", data=raw, content_type="application/json", **bearer(app_token))
+    assert response.status_code == 422
+    assert response.json()["error"]["fields"] == {"__all__": "The body must be a JSON object."}

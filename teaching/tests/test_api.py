@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from consoles.models import Role
@@ -142,3 +144,51 @@ def test_a_human_finds_a_proposal_by_id_and_names_the_application_to_submit(clie
     assert response.status_code == 403 and response.json()["error"]["code"] == "application_required"
     response = post(client, "/api/v1/teaching/candidates", token, {**candidate_payload("c-new"), "application_id": world.slug})
     assert response.status_code == 201 and Candidate.objects.get(candidate_id="c-new").actor_user == user
+
+
+@pytest.mark.parametrize("url", ["/api/v1/teaching/candidates", "/api/v1/teaching/proposals"])
+@pytest.mark.parametrize("limit", ["0", "-5", "501", "99999999999999999999999"])
+def test_a_list_limit_out_of_its_documented_bounds_is_a_422_naming_it(client, world, app_token, url, limit):
+    """Like the flags' and the cases' limits (it was silently clamped)."""
+    response = client.get(f"{url}?limit={limit}", **bearer(app_token))
+    assert response.status_code == 422 and "limit" in response.json()["error"]["fields"]
+    schema = client.get("/api/openapi.json").json()
+    param = next(p for p in schema["paths"][url]["get"]["parameters"] if p["name"] == "limit")
+    assert (param["schema"]["minimum"], param["schema"]["maximum"]) == (1, 500) and param["description"]
+
+
+def test_an_unknown_eval_split_filter_is_a_422_naming_it(client, world, app_token):
+    """It used to answer an empty list, as if the split held no cases."""
+    response = client.get("/api/v1/teaching/eval-cases?split=train", **bearer(app_token))
+    assert response.status_code == 422 and "split" in response.json()["error"]["fields"]
+    assert len(client.get("/api/v1/teaching/eval-cases?split=dev", **bearer(app_token)).json()) == 1
+
+
+def test_a_proposal_is_documented_field_by_field_with_one_timestamp_shape(client, world, operator):
+    """It was declared as a bare object, and its times had microseconds where every other
+    time of the API has whole seconds."""
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
+    proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
+    url = f"/api/v1/teaching/proposals/{proposal.proposal_id}"
+    decided = post(client, url + "/decision?application_id=acme", personal_token(operator), {"decision": "accept"})
+    assert decided.status_code == 200
+    schema = client.get("/api/openapi.json").json()
+    declared = schema["paths"]["/api/v1/teaching/proposals/{proposal_id}"]["get"]["responses"]["200"]
+    component = schema["components"]["schemas"][declared["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]]
+    body = decided.json()
+    assert set(body) == set(component["properties"]) == set(component["required"])
+    stamp = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$")
+    assert stamp.match(body["created_at"]) and stamp.match(body["decision"]["decided_at"])
+
+
+def test_a_bad_eval_case_is_named_by_its_place_in_the_body(client, application, app_token):
+    """Not by the line of a file the client never sent (`line 2.subject`)."""
+    case = {"case_id": "e1", "split": "public", "subject": "a", "intent": "b", "expected_object": "c",
+            "expected_polarity": "affirms"}
+    response = post(client, "/api/v1/teaching/eval-cases", app_token,
+                    {"cases": [case, {**case, "case_id": "e2", "subject": "   "}]})
+    assert response.status_code == 422 and set(response.json()["error"]["fields"]) == {"cases.1.subject"}
+    response = post(client, "/api/v1/teaching/eval-cases", app_token, {"cases": [case, case]})
+    assert response.status_code == 422 and response.json()["error"]["fields"] == {"cases.1.case_id": "duplicate"}
+    response = post(client, "/api/v1/teaching/eval-cases", app_token, {"cases": [{**case, "case_id": "a b"}]})
+    assert response.status_code == 422 and set(response.json()["error"]["fields"]) == {"cases.0.case_id"}
