@@ -6,20 +6,36 @@ that `/flags/export` is never read as a flag id.
 
 from collections.abc import Iterator
 from datetime import date
+from typing import Literal
 
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
-from ninja import Router
+from ninja import Query, Router
 
 from consoles.access import Principal
 from consoles.api import ERRORS
 from consoles.models import Application
 
+from .api import (
+    APPLICATION_ID,
+    AUTHOR_KIND_QUERY,
+    CREATED_FROM_QUERY,
+    CREATED_TO_QUERY,
+    REGION_QUERY,
+    AuthorKindFilter,
+    RegionFilter,
+)
 from .exports import MEDIA_TYPE, ExportTally, jsonl_chunks
+from .models import FlagStatus
 from .selectors import FlagFilters, flag_export_batches
 from .services import flags_download_record
 
 router = Router(tags=["exports"])
+
+# The schema lists the statuses an export takes: the flags' own and `any`.
+ExportStatus = Literal["approved", "any", "pending", "rejected", "labelled", "dropped"]
+assert set(ExportStatus.__args__) == {"any", *FlagStatus.values}  # noqa: S101 - import-time drift guard
+EXPORT_STATUS_QUERY = Query("approved", description="Only this status; `any` exports every status.")
 
 
 def flags_export_response(
@@ -78,14 +94,14 @@ def _stream(*, application: Application, filters: FlagFilters, user, token, labe
 )
 def flags_export(
     request: HttpRequest,
-    application_id: str | None = None,
-    status: str = "approved",
-    axis: str = "",
-    region: str = "",
-    problem: str = "",
-    author_kind: str = "",
-    created_from: date | None = None,
-    created_to: date | None = None,
+    application_id: str | None = Query(None, description=APPLICATION_ID),
+    status: ExportStatus = EXPORT_STATUS_QUERY,
+    axis: str = Query("", description="Only this axis (one of the application's)."),
+    region: RegionFilter = REGION_QUERY,
+    problem: str = Query("", description="Only this problem (one of the application's)."),
+    author_kind: AuthorKindFilter = AUTHOR_KIND_QUERY,
+    created_from: date | None = CREATED_FROM_QUERY,
+    created_to: date | None = CREATED_TO_QUERY,
 ):
     principal: Principal = request.auth
     application = principal.application_for(application_id)
