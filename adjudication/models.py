@@ -310,7 +310,7 @@ class AdjudicationEvent(models.Model):
     kind = models.CharField(max_length=32, choices=EventKind.choices)
     actor_kind = models.CharField(max_length=16)  # "user" | "token" | "system"
     actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     actor_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     detail = models.JSONField(default=dict, blank=True)

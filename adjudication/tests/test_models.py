@@ -3,11 +3,19 @@
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
+from django.db.models import ProtectedError
 from django.utils import timezone
 
 from adjudication.evidence import RELATIONS, TRUST_CLASSES
-from adjudication.models import GoldLabelRevision, QueueEntry, Relation, TrustClass
-from consoles.tests.factories import ApiTokenFactory
+from adjudication.models import (
+    AdjudicationEvent,
+    EventKind,
+    GoldLabelRevision,
+    QueueEntry,
+    Relation,
+    TrustClass,
+)
+from consoles.tests.factories import ApiTokenFactory, UserFactory
 
 from .factories import CaseFactory, CaseLabelFactory, GoldLabelRevisionFactory, QueueEntryFactory
 
@@ -135,3 +143,16 @@ def test_one_label_per_reviewer_per_case():
     label = CaseLabelFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
         CaseLabelFactory(case=label.case, reviewer=label.reviewer)
+
+
+@pytest.mark.django_db
+def test_deleting_a_user_never_blanks_who_acted_in_the_audit_log():
+    # The log is append-only: deleting its actor would rewrite every row they wrote.
+    case = CaseFactory()
+    user = UserFactory()
+    event = AdjudicationEvent.objects.create(application=case.application, case=case, kind=EventKind.ENQUEUED,
+                                             actor_kind="user", actor_user=user)
+    with pytest.raises(ProtectedError):
+        user.delete()
+    event.refresh_from_db()
+    assert event.actor_user_id == user.pk
