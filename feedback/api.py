@@ -39,11 +39,13 @@ assert set(AuthorKindFilter.__args__) == {"", *AuthorKind.values}  # noqa: S101
 STATUS_QUERY = Query("", description="Only this status (empty: any).")
 REGION_QUERY = Query("", description="Only this region (empty: both).")
 AUTHOR_KIND_QUERY = Query("", description="Only flags by this kind of author (empty: any).")
-CREATED_FROM_QUERY = Query(None, description="Flagged on or after this UTC day (YYYY-MM-DD).")
-CREATED_TO_QUERY = Query(None, description="Flagged on or before this UTC day (YYYY-MM-DD).")
-
 APPLICATION_ID = ("The application's slug: optional with an application token (must match), "
                   "required with a personal token or a session.")
+APPLICATION_QUERY = Query(None, description=APPLICATION_ID)
+AXIS_QUERY = Query("", description="Only this axis (one of the application's).")
+PROBLEM_QUERY = Query("", description="Only this problem (one of the application's).")
+CREATED_FROM_QUERY = Query(None, description="Flagged on or after this UTC day (YYYY-MM-DD).")
+CREATED_TO_QUERY = Query(None, description="Flagged on or before this UTC day (YYYY-MM-DD).")
 
 
 class FlagIn(StrictIn):
@@ -198,11 +200,11 @@ def flag_create(request: HttpRequest, payload: FlagIn):
 @router.get("/flags", response={200: FlagListOut, **ERRORS}, summary="List flags (cursor pagination)")
 def flag_list(
     request: HttpRequest,
-    application_id: str | None = Query(None, description=APPLICATION_ID),
+    application_id: str | None = APPLICATION_QUERY,
     status: StatusFilter = STATUS_QUERY,
-    axis: str = Query("", description="Only this axis (one of the application's)."),
+    axis: str = AXIS_QUERY,
     region: RegionFilter = REGION_QUERY,
-    problem: str = Query("", description="Only this problem (one of the application's)."),
+    problem: str = PROBLEM_QUERY,
     author_kind: AuthorKindFilter = AUTHOR_KIND_QUERY,
     created_from: date | None = CREATED_FROM_QUERY,
     created_to: date | None = CREATED_TO_QUERY,

@@ -17,10 +17,12 @@ from consoles.api import ERRORS
 from consoles.models import Application
 
 from .api import (
-    APPLICATION_ID,
+    APPLICATION_QUERY,
     AUTHOR_KIND_QUERY,
+    AXIS_QUERY,
     CREATED_FROM_QUERY,
     CREATED_TO_QUERY,
+    PROBLEM_QUERY,
     REGION_QUERY,
     AuthorKindFilter,
     RegionFilter,
@@ -94,11 +96,11 @@ def _stream(*, application: Application, filters: FlagFilters, user, token, labe
 )
 def flags_export(
     request: HttpRequest,
-    application_id: str | None = Query(None, description=APPLICATION_ID),
+    application_id: str | None = APPLICATION_QUERY,
     status: ExportStatus = EXPORT_STATUS_QUERY,
-    axis: str = Query("", description="Only this axis (one of the application's)."),
+    axis: str = AXIS_QUERY,
     region: RegionFilter = REGION_QUERY,
-    problem: str = Query("", description="Only this problem (one of the application's)."),
+    problem: str = PROBLEM_QUERY,
     author_kind: AuthorKindFilter = AUTHOR_KIND_QUERY,
     created_from: date | None = CREATED_FROM_QUERY,
     created_to: date | None = CREATED_TO_QUERY,
