@@ -21,16 +21,57 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
 from django.db.models import Field, Model
+from django.db.models.base import ModelState
+from django.db.models.enums import Choices
 from django.db.models.expressions import Col
-from django.db.models.signals import post_save, pre_save
+from django.db.models.signals import post_init, post_save, pre_init, pre_save
 
 
 @dataclass(frozen=True)
 class _InsertPlan:
     sql: str
     fields: tuple[Field, ...]
+    # Per field: (attname, the value types it stores as they are), or None when
+    # every value goes through the field's own preparation (see _as_is).
+    as_is: tuple[tuple[str, frozenset[type]] | None, ...]
+    memo: tuple[bool, ...]  # per field: prepared once per value (see _memo)
+
+
+# Fields whose preparation returns a value of these exact types unchanged
+# (`to_python` of a str is the str; of an int, the int; the backends adapt ints,
+# floats and None as they are). Exact classes only: a subclass may prepare more.
+_PLAIN_TYPES: dict[type[Field], frozenset[type]] = {
+    models.CharField: frozenset({str, type(None)}),
+    models.TextField: frozenset({str, type(None)}),
+    models.IntegerField: frozenset({int, type(None)}),
+    models.PositiveIntegerField: frozenset({int, type(None)}),
+    models.BigIntegerField: frozenset({int, type(None)}),
+    models.PositiveBigIntegerField: frozenset({int, type(None)}),
+    models.SmallIntegerField: frozenset({int, type(None)}),
+    models.FloatField: frozenset({float, type(None)}),
+    models.BooleanField: frozenset({bool, type(None)}),
+}
+# A foreign key stores its target's value: as is when the target is an integer key.
+_INTEGER_KEYS = (models.AutoField, models.BigAutoField, models.SmallAutoField)
+
+
+def _memo(f: Field) -> bool:
+    """A moment field whose value is prepared once per write, however many columns
+    share it (a new flag's created_at and updated_at and its event's created_at
+    are one `now`): its preparation depends on the value alone."""
+    return type(f) is models.DateTimeField and not f.auto_now and not f.auto_now_add
+
+
+def _as_is(f: Field) -> tuple[str, frozenset[type]] | None:
+    """Whether (and for which value types) `f`'s value can be bound without
+    `pre_save` and `get_db_prep_save`: the same value they would return, at a
+    fraction of the cost (each is a few calls per field, 30 fields a flag)."""
+    if type(f) is models.ForeignKey and type(f.target_field) in _INTEGER_KEYS:
+        return (f.attname, frozenset({int, type(None)}))
+    types = _PLAIN_TYPES.get(type(f))
+    return (f.attname, types) if types is not None else None
 
 
 @dataclass(frozen=True)
@@ -62,7 +103,8 @@ def _insert_plan(model: type[Model]) -> _InsertPlan:
         sql = f"INSERT INTO {quote(opts.db_table)} ({columns}) VALUES ({placeholders})"  # noqa: S608
         if opts.auto_field is not None:
             sql += f" RETURNING {quote(opts.auto_field.column)}"
-        plan = _inserts[key] = _InsertPlan(sql=sql, fields=fields)
+        plan = _inserts[key] = _InsertPlan(sql=sql, fields=fields, as_is=tuple(_as_is(f) for f in fields),
+                                           memo=tuple(_memo(f) for f in fields))
     return plan
 
 
@@ -71,9 +113,36 @@ def _refuse_signals(model: type[Model]) -> None:
         raise TypeError(f"{model.__name__} has save signal receivers; rowsql.insert would skip them.")
 
 
-def _values(instance: Model, fields: tuple[Field, ...]) -> list[Any]:
-    """The new row's values, prepared by each field as Model.save() would."""
-    return [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+def _values(
+    instance: Model, plan: _InsertPlan, skip: Field | None = None, memo: dict[int, Any] | None = None
+) -> list[Any]:
+    """The new row's values (but `skip`'s), prepared by each field as Model.save() would."""
+    state = instance.__dict__
+    values = []
+    memo = {} if memo is None else memo
+    for f, as_is, memoized in zip(plan.fields, plan.as_is, plan.memo, strict=True):
+        if f is skip:
+            continue
+        if memoized:
+            value = state.get(f.attname)
+            if id(value) not in memo:
+                # The value stays referenced by the instance, so its id is not reused meanwhile.
+                memo[id(value)] = f.get_db_prep_save(value, connection)
+            values.append(memo[id(value)])
+            continue
+        if as_is is not None:
+            value = state.get(as_is[0], _MISSING)
+            if type(value) in as_is[1]:
+                values.append(value)
+                continue
+            if isinstance(value, Choices) and type(value._value_) in as_is[1]:
+                values.append(value._value_)  # a TextChoices member stores its value
+                continue
+        values.append(f.get_db_prep_save(f.pre_save(instance, True), connection))
+    return values
+
+
+_MISSING = object()
 
 
 def _saved(instance: Model) -> Model:
@@ -88,7 +157,7 @@ def insert(instance: Model) -> Model:
     _refuse_signals(model)
     plan = _insert_plan(model)
     with connection.cursor() as cursor:
-        cursor.execute(plan.sql, _values(instance, plan.fields))
+        cursor.execute(plan.sql, _values(instance, plan))
         if model._meta.auto_field is not None:
             setattr(instance, model._meta.auto_field.attname, cursor.fetchone()[0])
     return _saved(instance)
@@ -101,12 +170,78 @@ def pair_is_one_statement() -> bool:
 
 @dataclass(frozen=True)
 class _PairPlan:
-    sql: str
-    parent_fields: tuple[Field, ...]
-    child_fields: tuple[Field, ...]  # without the link: the statement reads it from the parent's row
+    link: Field
+    parent: _InsertPlan
+    child: _InsertPlan
+    sql: str  # PostgreSQL: both rows in one statement; elsewhere unused
+    link_at: int  # where the link's value goes among the child's values
 
 
-_pairs: dict[tuple[type[Model], type[Model], str], _PairPlan] = {}
+_pairs: dict[tuple[type[Model], type[Model], str, str], _PairPlan] = {}
+
+
+def _pair_plan(parent_model: type[Model], child_model: type[Model], link: str) -> _PairPlan:
+    key = (parent_model, child_model, link, connection.vendor)
+    plan = _pairs.get(key)
+    if plan is not None:
+        return plan
+    link_field = child_model._meta.get_field(link)
+    if link_field.related_model is not parent_model or not link_field.concrete:
+        raise TypeError(f"{child_model.__name__}.{link} is not a foreign key to {parent_model.__name__}.")
+    if parent_model._meta.auto_field is None or child_model._meta.auto_field is None:
+        raise TypeError("rowsql.insert_pair needs auto primary keys on both models.")
+    parent_plan, child_plan = _insert_plan(parent_model), _insert_plan(child_model)
+    quote = connection.ops.quote_name
+    parent_pk = quote(parent_model._meta.auto_field.column)
+    child_pk = quote(child_model._meta.auto_field.column)
+    # Only quoted identifiers from the models' metadata are interpolated; values are bound.
+    parent_key = f"(SELECT {parent_pk} FROM parent_row)"  # noqa: S608
+    values = ", ".join(parent_key if f is link_field else "%s" for f in child_plan.fields)
+    columns = ", ".join(quote(f.column) for f in child_plan.fields)
+    sql = (
+        f"WITH parent_row AS ({parent_plan.sql}) "  # noqa: S608
+        f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES ({values}) "
+        f"RETURNING {child_pk}, {quote(link_field.column)}"
+    )
+    plan = _pairs[key] = _PairPlan(link=link_field, parent=parent_plan, child=child_plan, sql=sql,
+                                   link_at=child_plan.fields.index(link_field))
+    return plan
+
+
+class PreparedPair:
+    """A parent row and a child row keyed to it, their values prepared now and
+    written by `write()`: a caller that takes a write lock for the insert (SQLite's
+    BEGIN IMMEDIATE) prepares first, so the lock is held for the statements alone."""
+
+    def __init__(self, parent: Model, child: Model, link: str) -> None:
+        _refuse_signals(type(parent))
+        _refuse_signals(type(child))
+        self.parent, self.child = parent, child
+        self.plan = plan = _pair_plan(type(parent), type(child), link)
+        memo: dict[int, Any] = {}
+        self.parent_values = _values(parent, plan.parent, memo=memo)
+        self.child_values = _values(child, plan.child, skip=plan.link, memo=memo)
+
+    def write(self) -> None:
+        """INSERT both rows (on PostgreSQL one statement, atomic on its own; elsewhere
+        two, which the caller's transaction makes one) and set both keys."""
+        plan, parent, child = self.plan, self.parent, self.child
+        with connection.cursor() as cursor:
+            if pair_is_one_statement():
+                cursor.execute(plan.sql, self.parent_values + self.child_values)
+                child_id, parent_id = cursor.fetchone()
+            else:
+                cursor.execute(plan.parent.sql, self.parent_values)
+                parent_id = cursor.fetchone()[0]
+                values = list(self.child_values)
+                values.insert(plan.link_at, parent_id)
+                cursor.execute(plan.child.sql, values)
+                child_id = cursor.fetchone()[0]
+        parent.pk = parent_id
+        _saved(parent)
+        setattr(child, plan.link.name, parent)
+        child.pk = child_id
+        _saved(child)
 
 
 def insert_pair(parent: Model, child: Model, link: str) -> None:
@@ -117,45 +252,7 @@ def insert_pair(parent: Model, child: Model, link: str) -> None:
     where a transaction would take four (BEGIN, two INSERTs, COMMIT). Elsewhere
     it is two inserts, which the caller's transaction makes one.
     """
-    parent_model, child_model = type(parent), type(child)
-    link_field = child_model._meta.get_field(link)
-    if link_field.related_model is not parent_model or not link_field.concrete:
-        raise TypeError(f"{child_model.__name__}.{link} is not a foreign key to {parent_model.__name__}.")
-    if not pair_is_one_statement():
-        insert(parent)
-        setattr(child, link, parent)
-        insert(child)
-        return
-    _refuse_signals(parent_model)
-    _refuse_signals(child_model)
-    key = (parent_model, child_model, link)
-    if key not in _pairs:
-        parent_plan, child_plan = _insert_plan(parent_model), _insert_plan(child_model)
-        if parent_model._meta.auto_field is None or child_model._meta.auto_field is None:
-            raise TypeError("rowsql.insert_pair needs auto primary keys on both models.")
-        quote = connection.ops.quote_name
-        parent_pk = quote(parent_model._meta.auto_field.column)
-        child_pk = quote(child_model._meta.auto_field.column)
-        # Only quoted identifiers from the models' metadata are interpolated; values are bound.
-        parent_key = f"(SELECT {parent_pk} FROM parent_row)"  # noqa: S608
-        values = ", ".join(parent_key if f is link_field else "%s" for f in child_plan.fields)
-        columns = ", ".join(quote(f.column) for f in child_plan.fields)
-        sql = (
-            f"WITH parent_row AS ({parent_plan.sql}) "  # noqa: S608
-            f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES ({values}) "
-            f"RETURNING {child_pk}, {quote(link_field.column)}"
-        )
-        _pairs[key] = _PairPlan(sql=sql, parent_fields=parent_plan.fields,
-                                child_fields=tuple(f for f in child_plan.fields if f is not link_field))
-    plan = _pairs[key]
-    with connection.cursor() as cursor:
-        cursor.execute(plan.sql, _values(parent, plan.parent_fields) + _values(child, plan.child_fields))
-        child_id, parent_id = cursor.fetchone()
-    parent.pk = parent_id
-    _saved(parent)
-    setattr(child, link, parent)
-    child.pk = child_id
-    _saved(child)
+    PreparedPair(parent, child, link).write()
 
 
 def read_plan(model: type[Model], alias: str) -> _ReadPlan:
@@ -187,4 +284,15 @@ def instance_from(model: type[Model], plan: _ReadPlan, values: Sequence[Any]) ->
         for convert in converters:
             value = convert(value, expression, connection)
         values[position] = value
-    return model.from_db(connection.alias, plan.attnames, values)
+    if pre_init.has_listeners(model) or post_init.has_listeners(model) or model.__init__ is not Model.__init__:
+        return model.from_db(connection.alias, plan.attnames, values)
+    # What `from_db` does for a full row (Model.__init__ with every concrete field
+    # positionally: each attname set, in order, then the state), without the
+    # generic constructor's per-field bookkeeping: the ingest builds the token and
+    # its application from one row on every request.
+    instance = model.__new__(model)
+    instance.__dict__.update(zip(plan.attnames, values, strict=True))
+    state = instance._state = ModelState()
+    state.adding = False
+    state.db = connection.alias
+    return instance

@@ -99,6 +99,20 @@ def token_revoke(*, token: ApiToken) -> ApiToken:
     return token
 
 
+_TOKEN_SQL: dict[str, str] = {}  # per database vendor: built once
+
+
+def _token_sql(token_cols, app_cols) -> str:
+    quote = connection.ops.quote_name
+    # Only quoted identifiers from the models' metadata are interpolated; the digest is bound.
+    return (
+        f"SELECT {token_cols.columns}, {app_cols.columns} FROM {quote(ApiToken._meta.db_table)} t "  # noqa: S608
+        f"LEFT JOIN {quote(Application._meta.db_table)} a "
+        f"ON a.{quote(Application._meta.pk.column)} = t.{quote(ApiToken._meta.get_field('application').column)} "
+        "WHERE t.digest = %s AND t.revoked_at IS NULL"
+    )
+
+
 @sensitive_variables("secret")  # a debug error page or error report never shows the token
 def token_authenticate(*, secret: str) -> ApiToken | None:
     """The active token with this secret (with its application), or None (unknown or revoked).
@@ -113,14 +127,7 @@ def token_authenticate(*, secret: str) -> ApiToken | None:
         return None
     token_cols = rowsql.read_plan(ApiToken, "t")
     app_cols = rowsql.read_plan(Application, "a")
-    quote = connection.ops.quote_name
-    # Only quoted identifiers from the models' metadata are interpolated; the digest is bound.
-    sql = (
-        f"SELECT {token_cols.columns}, {app_cols.columns} FROM {quote(ApiToken._meta.db_table)} t "  # noqa: S608
-        f"LEFT JOIN {quote(Application._meta.db_table)} a "
-        f"ON a.{quote(Application._meta.pk.column)} = t.{quote(ApiToken._meta.get_field('application').column)} "
-        "WHERE t.digest = %s AND t.revoked_at IS NULL"
-    )
+    sql = _TOKEN_SQL.get(connection.vendor) or _TOKEN_SQL.setdefault(connection.vendor, _token_sql(token_cols, app_cols))
     with connection.cursor() as cursor:
         cursor.execute(sql, [token_digest(secret)])
         row = cursor.fetchone()

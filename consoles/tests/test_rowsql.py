@@ -129,3 +129,99 @@ def test_instance_from_converts_columns_as_the_orm_does():
         assert getattr(read, field.attname) == getattr(orm, field.attname), field.name
     assert read.created_at.tzinfo is not None  # SQLite hands text back; the converter makes it aware
     assert not read._state.adding
+
+
+def _comparable(values):
+    # psycopg's JSON wrapper has no equality of its own: compare what it wraps.
+    return [(type(v).__name__, v.obj) if type(v).__name__ == "Jsonb" else v for v in values]
+
+
+def _orm_values(instance, plan):
+    """What Model.save() binds for a new row: every field's own preparation."""
+    return _comparable([f.get_db_prep_save(f.pre_save(instance, True), connection) for f in plan.fields])
+
+
+def test_values_bind_exactly_what_the_fields_would_prepare():
+    from feedback.models import FlagStatus
+
+    application = ApplicationFactory()
+    flag = _flag(application)
+    flag.status = FlagStatus.PENDING  # a TextChoices member, as the services set it
+    flag.weight = 0.5
+    plan = rowsql._insert_plan(Flag)
+    fast = rowsql._values(flag, plan)
+    assert _comparable(fast) == _orm_values(flag, plan)
+    # The member goes in as its plain value, not as the enum.
+    by_name = dict(zip([f.name for f in plan.fields], fast, strict=True))
+    assert type(by_name["status"]) is str and by_name["status"] == "pending"
+
+
+def test_values_fall_back_to_the_field_for_anything_not_plain():
+    application = ApplicationFactory()
+    flag = _flag(application)
+    flag.problem = 7  # not a str: the field prepares it (CharField makes it "7")
+    flag.version = True  # a bool is no plain int for an integer field
+    plan = rowsql._insert_plan(Flag)
+    assert _comparable(rowsql._values(flag, plan)) == _orm_values(flag, plan)
+    by_name = dict(zip([f.name for f in plan.fields], rowsql._values(flag, plan), strict=True))
+    assert by_name["problem"] == "7" and type(by_name["version"]) is int
+
+
+def test_a_prepared_pair_writes_without_preparing_again(monkeypatch):
+    """The values are prepared when the pair is built, so a caller that takes a
+    write lock after that holds it for the statements alone."""
+    application = ApplicationFactory()
+    flag = _flag(application)
+    event = FlagEvent(application_id=application.pk, flag=flag, action="created", from_status="",
+                      to_status="pending", actor_kind="system", created_at=flag.created_at)
+    pair = rowsql.PreparedPair(flag, event, "flag")
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("prepared again inside write()")
+
+    monkeypatch.setattr(rowsql, "_values", refuse)
+    with transaction.atomic():
+        pair.write()
+    stored = FlagEvent.objects.select_related("flag").get(pk=event.pk)
+    assert stored.flag_id == flag.pk and stored.flag.created_at == flag.created_at
+    assert stored.created_at == flag.created_at
+
+
+def test_instance_from_builds_what_from_db_builds():
+    application = ApplicationFactory()
+    plan = rowsql.read_plan(Application, "a")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {plan.columns} FROM consoles_application a WHERE a.id = %s",  # noqa: S608
+                       [application.pk])
+        row = cursor.fetchone()
+    fast = rowsql.instance_from(Application, plan, row)
+    orm = Application.objects.get(pk=application.pk)
+    assert type(fast) is Application and not fast._state.adding and fast._state.db == orm._state.db
+    assert {k: v for k, v in fast.__dict__.items() if k != "_state"} == {
+        k: v for k, v in orm.__dict__.items() if k != "_state"
+    }
+    fast.name = "renamed"
+    fast.save(update_fields=["name"])  # a working instance: saves as an update of its row
+    assert Application.objects.get(pk=application.pk).name == "renamed"
+
+
+def test_instance_from_runs_init_signals_when_something_listens():
+    from django.db.models.signals import post_init
+
+    application = ApplicationFactory()
+    plan = rowsql.read_plan(Application, "a")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {plan.columns} FROM consoles_application a WHERE a.id = %s",  # noqa: S608
+                       [application.pk])
+        row = cursor.fetchone()
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Application)
+    try:
+        built = rowsql.instance_from(Application, plan, row)
+    finally:
+        post_init.disconnect(receiver, sender=Application)
+    assert seen == [built]
