@@ -187,13 +187,18 @@ def test_a_prepared_pair_writes_without_preparing_again(monkeypatch):
     assert stored.created_at == flag.created_at
 
 
-def test_instance_from_builds_what_from_db_builds():
-    application = ApplicationFactory()
+def _application_row(application: Application):
+    """The application's row as token_authenticate selects it, and the plan it used."""
     plan = rowsql.read_plan(Application, "a")
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {plan.columns} FROM consoles_application a WHERE a.id = %s",  # noqa: S608
                        [application.pk])
-        row = cursor.fetchone()
+        return plan, cursor.fetchone()
+
+
+def test_instance_from_builds_what_from_db_builds():
+    application = ApplicationFactory()
+    plan, row = _application_row(application)
     fast = rowsql.instance_from(Application, plan, row)
     orm = Application.objects.get(pk=application.pk)
     assert type(fast) is Application and not fast._state.adding and fast._state.db == orm._state.db
@@ -209,11 +214,7 @@ def test_instance_from_runs_init_signals_when_something_listens():
     from django.db.models.signals import post_init
 
     application = ApplicationFactory()
-    plan = rowsql.read_plan(Application, "a")
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {plan.columns} FROM consoles_application a WHERE a.id = %s",  # noqa: S608
-                       [application.pk])
-        row = cursor.fetchone()
+    plan, row = _application_row(application)
     seen = []
 
     def receiver(sender, instance, **kwargs):
