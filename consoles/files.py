@@ -86,7 +86,8 @@ class StagedFile:
         self.path = path
         self.tmp_name = tmp_name
         self.size = size
-        self.done = False
+        self.done = False  # committed or discarded: nothing left to do
+        self.committed = False  # the file is at `path`
 
     def commit(self) -> None:
         try:
@@ -94,7 +95,7 @@ class StagedFile:
         except OSError as exc:
             self.discard()
             raise ExportPathError(f"Cannot write {self.path}: {exc.strerror or exc}.") from exc
-        self.done = True
+        self.done = self.committed = True
         _fsync_directory(self.path.parent)
 
     def discard(self) -> None:

@@ -26,7 +26,7 @@ from consoles.files import check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
-from .drafts import contradictions, discard_drafts, render_drafts, stage_drafts
+from .drafts import commit_drafts, contradictions, discard_drafts, render_drafts, stage_drafts
 from .exports import (
     EXPORT_FIELDS,
     ExportTally,
@@ -781,14 +781,10 @@ def drafts_export(*, application: Application, out_dir: Path, requested_by_label
     except BaseException:
         discard_drafts(staged)
         raise
-    committed = 0
     try:
-        for draft in staged:
-            draft.commit()
-            committed += 1
+        commit_drafts(staged)
     except BaseException:
-        discard_drafts(staged)
-        if not committed:  # no draft appeared: the record of them goes too
+        if not any(draft.committed for draft in staged):  # no draft appeared: the record of them goes too
             ExportManifest.objects.filter(pk=manifest.pk).delete()
         raise
     return manifest

@@ -288,6 +288,43 @@ def test_a_draft_that_cannot_be_written_leaves_every_previous_draft_as_it_was(
     assert ExportManifest.objects.count() == 1
 
 
+def _refuse_renames_from(monkeypatch, nth: int) -> None:
+    """os.replace fails from its `nth` call on (1-based), as a full or failing disk would."""
+    real_replace, calls = os.replace, []
+
+    def replace(source, target):
+        calls.append(target)
+        if len(calls) >= nth:
+            raise OSError(errno.EIO, "Input/output error")
+        real_replace(source, target)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+
+
+def test_drafts_whose_first_rename_fails_leave_the_previous_drafts_and_no_new_record(
+    application, curator, tmp_path, monkeypatch
+):
+    _reviewed_set(application, curator)
+    drafts_export(application=application, out_dir=tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    approve(FlagFactory(application=application), curator)
+    _refuse_renames_from(monkeypatch, 1)
+    with pytest.raises(ExportPathError):
+        drafts_export(application=application, out_dir=tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no temporary left either
+    assert ExportManifest.objects.count() == 1  # no draft appeared: its record went too
+
+
+def test_drafts_renamed_in_part_keep_their_record(application, curator, tmp_path, monkeypatch):
+    """A draft that appeared must be findable by erasure: its manifest row stays."""
+    _reviewed_set(application, curator)
+    _refuse_renames_from(monkeypatch, 2)
+    with pytest.raises(ExportPathError):
+        drafts_export(application=application, out_dir=tmp_path)
+    assert len(list(tmp_path.iterdir())) == 1  # the one renamed; the other temporaries are gone
+    assert ExportManifest.objects.filter(kind=ExportKind.DRAFTS).count() == 1
+
+
 def _aged(flag, days):
     then = timezone.now() - timedelta(days=days)
     Flag.objects.filter(pk=flag.pk).update(created_at=then, updated_at=then)
