@@ -173,11 +173,28 @@ class _PairPlan:
     link: Field
     parent: _InsertPlan
     child: _InsertPlan
-    sql: str  # PostgreSQL: both rows in one statement; elsewhere unused
+    sql: str  # PostgreSQL: both rows in one statement (see _pair_sql); elsewhere empty
     link_at: int  # where the link's value goes among the child's values
 
 
 _pairs: dict[tuple[type[Model], type[Model], str, str], _PairPlan] = {}
+
+
+def _pair_sql(parent_model, child_model, link_field, parent_plan: _InsertPlan, child_plan: _InsertPlan) -> str:
+    """Both rows in one statement: the parent's INSERT as a data-modifying CTE, the
+    child's key read from it (PostgreSQL)."""
+    quote = connection.ops.quote_name
+    parent_pk = quote(parent_model._meta.auto_field.column)
+    child_pk = quote(child_model._meta.auto_field.column)
+    # Only quoted identifiers from the models' metadata are interpolated; values are bound.
+    parent_key = f"(SELECT {parent_pk} FROM parent_row)"  # noqa: S608
+    values = ", ".join(parent_key if f is link_field else "%s" for f in child_plan.fields)
+    columns = ", ".join(quote(f.column) for f in child_plan.fields)
+    return (
+        f"WITH parent_row AS ({parent_plan.sql}) "  # noqa: S608
+        f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES ({values}) "
+        f"RETURNING {child_pk}, {quote(link_field.column)}"
+    )
 
 
 def _pair_plan(parent_model: type[Model], child_model: type[Model], link: str) -> _PairPlan:
@@ -191,18 +208,7 @@ def _pair_plan(parent_model: type[Model], child_model: type[Model], link: str) -
     if parent_model._meta.auto_field is None or child_model._meta.auto_field is None:
         raise TypeError("rowsql.insert_pair needs auto primary keys on both models.")
     parent_plan, child_plan = _insert_plan(parent_model), _insert_plan(child_model)
-    quote = connection.ops.quote_name
-    parent_pk = quote(parent_model._meta.auto_field.column)
-    child_pk = quote(child_model._meta.auto_field.column)
-    # Only quoted identifiers from the models' metadata are interpolated; values are bound.
-    parent_key = f"(SELECT {parent_pk} FROM parent_row)"  # noqa: S608
-    values = ", ".join(parent_key if f is link_field else "%s" for f in child_plan.fields)
-    columns = ", ".join(quote(f.column) for f in child_plan.fields)
-    sql = (
-        f"WITH parent_row AS ({parent_plan.sql}) "  # noqa: S608
-        f"INSERT INTO {quote(child_model._meta.db_table)} ({columns}) VALUES ({values}) "
-        f"RETURNING {child_pk}, {quote(link_field.column)}"
-    )
+    sql = _pair_sql(parent_model, child_model, link_field, parent_plan, child_plan) if pair_is_one_statement() else ""
     plan = _pairs[key] = _PairPlan(link=link_field, parent=parent_plan, child=child_plan, sql=sql,
                                    link_at=child_plan.fields.index(link_field))
     return plan
