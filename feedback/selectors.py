@@ -4,8 +4,6 @@ The queue pages by keyset on (created_at, id): a page costs an index range
 scan of one page whatever the table size, and nothing counts the table.
 """
 
-import base64
-import binascii
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
@@ -20,6 +18,7 @@ from django.utils import timezone
 from consoles.dbfunctions import UtcDay, as_date, day_bounds, day_out_of_reach
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application
+from consoles.pagination import Keyset, Page, keyset_page
 
 from .drafts import ReviewedItem
 from .exports import (
@@ -80,11 +79,8 @@ class FlagFilters:
 
 
 @dataclass
-class FlagPage:
-    items: list[Flag]
-    order: str
-    next_cursor: str | None = None
-    previous_cursor: str | None = None
+class FlagPage(Page):
+    order: str = "-created"
     filters: FlagFilters = field(default_factory=FlagFilters)
 
 
@@ -106,23 +102,8 @@ def flag_list(*, application: Application, filters: FlagFilters | None = None) -
     return qs
 
 
-def _encode_cursor(order: str, direction: str, flag: Flag) -> str:
-    raw = f"{order}|{direction}|{flag.created_at.isoformat()}|{flag.pk}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str, order: str) -> tuple[str, datetime, int] | None:
-    """(direction, created_at, id), or None for a cursor of another sort order."""
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-        cursor_order, direction, created, pk = raw.split("|")
-        value = (direction, datetime.fromisoformat(created), int(pk))
-    except (ValueError, binascii.Error, UnicodeDecodeError) as exc:
-        raise InvalidInput("Invalid cursor.", fields={"cursor": "invalid"}) from exc
-    if direction not in ("after", "before"):
-        raise InvalidInput("Invalid cursor.", fields={"cursor": "invalid"})
-    # A cursor taken under another sort order (the sort was just changed) starts over.
-    return value if cursor_order == order else None
+# Each sort order is its own scope: a cursor taken under the other one starts over.
+FLAG_KEYSETS = {order: Keyset(("created_at", "id"), descending=order == "-created", scope=order) for order in ORDERS}
 
 
 def flag_page(
@@ -138,38 +119,10 @@ def flag_page(
     filters.validate(application)
     if order not in ORDERS:
         raise InvalidInput(f"Sort by one of {', '.join(ORDERS)}.", fields={"sort": "invalid"})
-    descending = order == "-created"
     qs = flag_list(application=application, filters=filters).select_related("author_user")
-    decoded = _decode_cursor(cursor, order) if cursor else None
-    backwards = decoded is not None and decoded[0] == "before"
-    if decoded is not None:
-        _, created, pk = decoded
-        # Walking towards older rows when (descending and after) or (ascending and before).
-        older = descending != backwards
-        if older:
-            # The redundant `created_at <= c` gives the index a range bound.
-            qs = qs.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=pk), created_at__lte=created)
-        else:
-            qs = qs.filter(Q(created_at__gt=created) | Q(created_at=created, id__gt=pk), created_at__gte=created)
-    walk_descending = descending != backwards
-    ordering = ["-created_at", "-id"] if walk_descending else ["created_at", "id"]
-    rows = list(qs.order_by(*ordering)[: limit + 1])
-    more = len(rows) > limit
-    rows = rows[:limit]
-    if backwards:
-        rows.reverse()
-    page = FlagPage(items=rows, order=order, filters=filters)
-    if rows:
-        has_next = more if not backwards else True
-        has_previous = (decoded is not None) if not backwards else more
-        if has_next:
-            page.next_cursor = _encode_cursor(order, "after", rows[-1])
-        if has_previous:
-            page.previous_cursor = _encode_cursor(order, "before", rows[0])
-    elif decoded is not None:
-        # Walked past the end (rows vanished meanwhile): offer the way back.
-        page.previous_cursor = None
-    return page
+    page = keyset_page(qs, FLAG_KEYSETS[order], cursor=cursor, limit=limit)
+    return FlagPage(items=page.items, order=order, next_cursor=page.next_cursor,
+                    previous_cursor=page.previous_cursor, filters=filters)
 
 
 def flag_get(*, application: Application, public_id: str) -> Flag:
