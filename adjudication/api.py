@@ -12,9 +12,10 @@ from django.http import HttpRequest
 from ninja import Field, Path, Query, Router, Schema, Status
 
 from consoles.access import Principal
-from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut
-from consoles.errors import NotFound
+from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
+from consoles.errors import InvalidInput, NotFound
 from consoles.models import Role
+from consoles.pagination import Keyset, keyset_page
 from consoles.schemas import StrictIn
 from feedback.services import Actor as FeedbackActor
 from feedback.services import case_feedback_submit
@@ -61,12 +62,8 @@ class CaseSummaryOut(Schema):
     created_at: datetime = Field(description="When it was imported (UTC).")
 
 
-class CaseListOut(Schema):
-    count: int = Field(description="How many cases match the filter in all.")
-    items: list[CaseSummaryOut] = Field(description="At most `limit` cases, from `offset`, newest first.")
-
-
-MAX_OFFSET = 2**31 - 1  # more cases than any application holds
+CaseListOut = page_schema("CaseListOut", CaseSummaryOut, "cases, newest first")
+CASES = Keyset(("created_at", "id"), descending=True, scope="cases")
 
 
 class CaseListFilters(Schema):
@@ -75,10 +72,11 @@ class CaseListFilters(Schema):
         "", description="Only cases with no label yet (`unlabelled`), one label, two or more (`double`), "
         "a gold label, or waiting in the queue; empty for all."
     )
+    cursor: str | None = Field(None, description="`next_cursor` or `previous_cursor` of a page of this list.")
     limit: int = Field(50, ge=1, le=500, description="Cases per page.")
-    # Bounded so offset + limit stays a 64-bit integer: past that the database driver
-    # raises (a 500) instead of answering an empty page.
-    offset: int = Field(0, ge=0, le=MAX_OFFSET, description="How many cases to skip.")
+    # The list paged by offset once; a client still sending one is told, rather than
+    # given the first page again and again.
+    offset: int | None = Field(None, json_schema_extra={"deprecated": True}, description="Refused (422): the list pages by `cursor`.")
 
 
 class ClaimOut(Schema):
@@ -182,14 +180,19 @@ def cases_import(request: HttpRequest, payload: CaseBatchIn):
 
 @router.get("/cases", response={200: CaseListOut, **ERRORS}, summary="List cases, newest first")
 def cases_list(request: HttpRequest, filters: Query[CaseListFilters]):
-    """Pages by `offset` and `limit`; `count` is the number of matching cases.
+    """Follow `next_cursor` (pass it as `cursor`) for the next page; no total is
+    computed, so a page costs the same at any number of cases.
 
     Any member (viewer role or above) with a personal token or session naming
     `application_id`, or the application's token."""
     principal: Principal = request.auth
     application = principal.application_for(filters.application_id)
-    qs = case_list(application=application, status=filters.status)
-    return {"count": qs.count(), "items": list(qs[filters.offset : filters.offset + filters.limit])}
+    if filters.offset is not None:
+        raise InvalidInput("The case list pages by `cursor` (from `next_cursor`), not by `offset`.",
+                           fields={"offset": "unsupported"})
+    page = keyset_page(case_list(application=application, status=filters.status), CASES,
+                       cursor=filters.cursor, limit=filters.limit)
+    return page_out(page)  # the schema reads each case's fields
 
 
 CASE_PK = Path(description="The case's number in the console (`id`, not `case_id`).")

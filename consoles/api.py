@@ -8,6 +8,7 @@ Apps add their routers in `consoles/urls.py`; endpoints stay thin (parse ->
 service/selector -> serialise) and raise `consoles.errors.DomainError`s.
 """
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -17,15 +18,17 @@ from django.utils.csp import CSP
 from django.utils.decorators import method_decorator
 from django.views.decorators.csp import csp_override
 from django.views.decorators.debug import sensitive_variables
-from ninja import Field, NinjaAPI, Schema
+from ninja import Field, NinjaAPI, Query, Schema
 from ninja.errors import AuthenticationError, AuthorizationError, HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 from ninja.security import APIKeyCookie, HttpBearer
+from pydantic import create_model
 
 from .access import Principal
 from .errors import DomainError
+from .pagination import Page
 from .services import token_authenticate
 from .timestamps import iso_utc
 
@@ -153,6 +156,29 @@ class ErrorOut(Schema):
 ERRORS = {400: ErrorOut, 401: ErrorOut, 403: ErrorOut, 404: ErrorOut, 413: ErrorOut, 422: ErrorOut}
 # ... and those that take a body: a body that is not JSON is 415 (JsonBodyParser).
 WRITE_ERRORS = {**ERRORS, 415: ErrorOut}
+
+
+# Every list that can grow without bound pages the same way (consoles.pagination):
+# `cursor` in, `items` with `next_cursor` and `previous_cursor` out, no total.
+CURSOR_QUERY = Query(None, description="`next_cursor` or `previous_cursor` of a page of this list.")
+
+
+def page_schema(name: str, item: type, noun: str) -> type[Schema]:
+    """The schema of a page of `item`s, named `name` in the OpenAPI document."""
+    return create_model(
+        name,
+        __base__=Schema,
+        __module__=item.__module__,
+        items=(list[item], Field(description=f"At most `limit` {noun}.")),
+        next_cursor=(str | None, Field(description="Pass as `cursor` for the next page; null on the last page.")),
+        previous_cursor=(str | None, Field(description="Pass as `cursor` for the page before; null on the first page.")),
+    )
+
+
+def page_out(page: Page, item: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """A page's answer, each row through `item` (or as it is, for a schema that reads its fields)."""
+    items = page.items if item is None else [item(row) for row in page.items]
+    return {"items": items, "next_cursor": page.next_cursor, "previous_cursor": page.previous_cursor}
 
 
 def error_response(status: int, code: str, message: str, fields: dict[str, Any] | None = None) -> JsonResponse:

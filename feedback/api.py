@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Field, Path, Query, Router, Schema
 
 from consoles.access import Principal
-from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut, api
+from consoles.api import CURSOR_QUERY, ERRORS, WRITE_ERRORS, ErrorOut, api, page_out, page_schema
 from consoles.models import Role
 from consoles.schemas import StrictIn
 
@@ -118,12 +118,7 @@ class FlagDetailOut(FlagOut):
     events: list[EventOut] = Field(description="Every transition, oldest first.")
 
 
-class FlagListOut(Schema):
-    items: list[FlagOut] = Field(description="At most `limit` flags.")
-    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
-    previous_cursor: str | None = Field(
-        description="Pass as `cursor` for the page before; null on the first page."
-    )
+FlagListOut = page_schema("FlagListOut", FlagOut, "flags")
 
 
 class ReviewIn(StrictIn):
@@ -210,7 +205,7 @@ def flag_list(
     created_to: date | None = CREATED_TO_QUERY,
     sort: Literal["-created", "created"] = Query("-created", description="`-created` newest first, "
                                                  "`created` oldest first."),
-    cursor: str | None = Query(None, description="`next_cursor` or `previous_cursor` of a page of this list."),
+    cursor: str | None = CURSOR_QUERY,
     limit: int = Query(50, ge=1, le=200, description="Flags per page."),
 ):
     """Newest first by default. Follow `next_cursor` (pass it as `cursor`) for the next page;
@@ -227,11 +222,7 @@ def flag_list(
     page = flag_page(application=application, filters=filters, order=sort, cursor=cursor, limit=limit)
     for flag in page.items:
         flag.application = application  # one application for the whole page: no per-row query
-    return {
-        "items": [flag_out(f) for f in page.items],
-        "next_cursor": page.next_cursor,
-        "previous_cursor": page.previous_cursor,
-    }
+    return page_out(page, flag_out)
 
 
 @router.get("/flags/{flag_id}", response={200: FlagDetailOut, **ERRORS}, summary="One flag with its history")

@@ -14,9 +14,10 @@ from ninja import Field, Path, Query, Router, Schema
 from ninja.responses import Status
 
 from consoles.access import Principal
-from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut
+from consoles.api import CURSOR_QUERY, ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application, Role
+from consoles.pagination import Keyset, keyset_page
 from consoles.schemas import StrictIn
 
 from . import selectors, services
@@ -199,7 +200,15 @@ def _can_see(principal: Principal, application: Application) -> bool:
 
 APP_QUERY = Query(None, description=APPLICATION_ID)
 PROPOSAL_ID = Path(description="The proposal's id (64 hex digits).")
-LIMIT = Query(100, ge=1, le=500, description="At most this many, newest first.")
+LIMIT = Query(100, ge=1, le=500, description="At most this many per page.")
+# The lists page by keyset (consoles.pagination), each on an index that ends in its order.
+CANDIDATES = Keyset(("created_at", "id"), descending=True, scope="candidates")
+PROPOSALS = Keyset(("created_at", "id"), descending=True, scope="proposals")
+EVAL_CASE_FIELDS = ("case_id", "split", "subject", "intent", "expected_object", "expected_polarity")
+EVAL_CASES = Keyset(("split", "case_id"), descending=False, scope="eval-cases")
+CandidatePageOut = page_schema("CandidatePageOut", CandidateOut, "candidates, newest first")
+ProposalPageOut = page_schema("ProposalPageOut", ProposalOut, "proposals, newest first")
+EvalCasePageOut = page_schema("EvalCasePageOut", EvalCaseIn, "eval cases, by split and case id")
 
 
 @router.post("/teaching/candidates", response={200: CandidateOut, 201: CandidateOut, 409: ErrorOut, **WRITE_ERRORS},
@@ -219,15 +228,20 @@ def candidate_post(request: HttpRequest, payload: CandidateIn):
     return Status(201 if created else 200, _candidate_out(candidate, created))
 
 
-@router.get("/teaching/candidates", response={200: list[CandidateOut], **ERRORS},
-            summary="List candidates with their gates")
-def candidate_get_list(request: HttpRequest, application_id: str | None = APP_QUERY, limit: int = LIMIT):
-    """The newest candidates with their eligibility gates (`created` is always false here).
+@router.get("/teaching/candidates", response={200: CandidatePageOut, **ERRORS},
+            summary="List candidates with their gates (cursor pagination)")
+def candidate_get_list(
+    request: HttpRequest, application_id: str | None = APP_QUERY, cursor: str | None = CURSOR_QUERY,
+    limit: int = LIMIT,
+):
+    """Candidates with their eligibility gates, newest first (`created` is always false
+    here). Follow `next_cursor` (pass it as `cursor`) for the next page.
 
     The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
-    return [_candidate_out(c, False) for c in selectors.candidate_list(application=application)[:limit]]
+    page = keyset_page(selectors.candidate_list(application=application), CANDIDATES, cursor=cursor, limit=limit)
+    return page_out(page, lambda c: _candidate_out(c, False))
 
 
 @router.post("/teaching/eval-cases", response={200: ImportOut, **WRITE_ERRORS}, summary="Create or update eval cases")
@@ -252,22 +266,24 @@ def eval_cases_post(request: HttpRequest, payload: EvalCasesIn):
     return {"created": result.created, "updated": result.updated, "unchanged": result.unchanged}
 
 
-@router.get("/teaching/eval-cases", response={200: list[EvalCaseIn], **ERRORS}, summary="List eval cases")
+@router.get("/teaching/eval-cases", response={200: EvalCasePageOut, **ERRORS},
+            summary="List eval cases (cursor pagination)")
 def eval_cases_get(
     request: HttpRequest,
     application_id: str | None = APP_QUERY,
     split: Literal["public", "dev", "holdout"] | None = Query(None, description="Only this split."),
+    cursor: str | None = CURSOR_QUERY,
+    limit: int = LIMIT,
 ):
-    """Every eval case of the application (or of one split), by split and case id.
+    """The application's eval cases (or one split's), by split and case id. Follow
+    `next_cursor` (pass it as `cursor`) for the next page.
 
     The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
-    return list(
-        selectors.eval_case_list(application=application, split=split).values(
-            "case_id", "split", "subject", "intent", "expected_object", "expected_polarity"
-        )
-    )
+    cases = selectors.eval_case_list(application=application, split=split).only(*EVAL_CASE_FIELDS)
+    page = keyset_page(cases, EVAL_CASES, cursor=cursor, limit=limit)
+    return page_out(page, lambda case: {name: getattr(case, name) for name in EVAL_CASE_FIELDS})
 
 
 @router.post("/teaching/proposals", response={200: ProposalOut, 201: ProposalOut, **WRITE_ERRORS},
@@ -290,21 +306,26 @@ def proposal_post(request: HttpRequest, payload: ProposeIn):
     return Status(201 if created else 200, selectors.proposal_record(proposal))
 
 
-@router.get("/teaching/proposals", response={200: list[ProposalOut], **ERRORS}, summary="List proposals")
+@router.get("/teaching/proposals", response={200: ProposalPageOut, **ERRORS},
+            summary="List proposals (cursor pagination)")
 def proposal_get_list(
     request: HttpRequest,
     application_id: str | None = APP_QUERY,
     state: Literal["pending", "accepted", "rejected", "withdrawn"] | None = Query(
         None, description="Only proposals in this state."
     ),
+    cursor: str | None = CURSOR_QUERY,
     limit: int = LIMIT,
 ):
-    """The newest proposals with their replay evidence and decision.
+    """Proposals with their replay evidence and decision, newest first. Follow
+    `next_cursor` (pass it as `cursor`) for the next page.
 
     The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
-    return [selectors.proposal_record(p) for p in selectors.proposal_list(application=application, state=state)[:limit]]
+    page = keyset_page(selectors.proposal_list(application=application, state=state), PROPOSALS,
+                       cursor=cursor, limit=limit)
+    return page_out(page, selectors.proposal_record)
 
 
 @router.get("/teaching/proposals/{proposal_id}", response={200: ProposalOut, **ERRORS},

@@ -88,16 +88,27 @@ def test_case_detail_shows_families_fusion_and_gaps(client, application, app_tok
     assert data["gold_history"][0]["label"] == "unreliable"
 
 
-def test_case_list(client, application, app_token):
-    post_cases(client, app_token, {"cases": [case_payload("c1"), case_payload("c2")]})
-    data = client.get("/api/v1/cases?limit=1", **bearer(app_token)).json()
-    assert data["count"] == 2 and [c["case_id"] for c in data["items"]] == ["c2"]
+def test_case_list_pages_newest_first_by_cursor(client, application, app_token):
+    post_cases(client, app_token, {"cases": [case_payload(f"c{i}") for i in range(5)]})
+    pages, cursor = [], ""
+    while True:
+        data = client.get(f"/api/v1/cases?limit=2&cursor={cursor}", **bearer(app_token)).json()
+        pages.append([c["case_id"] for c in data["items"]])
+        if not (cursor := data["next_cursor"]):
+            break
+    newest_first = list(Case.objects.order_by("-created_at", "-id").values_list("case_id", flat=True))
+    assert [p for page in pages for p in page] == newest_first and len(pages) == 3 and "count" not in data
+    back = client.get(f"/api/v1/cases?limit=2&cursor={data['previous_cursor']}", **bearer(app_token)).json()
+    assert [c["case_id"] for c in back["items"]] == pages[1]
 
 
-@pytest.mark.parametrize("offset", [10**20, -1])
-def test_an_offset_out_of_range_is_a_422_naming_it(client, application, app_token, offset):
+@pytest.mark.parametrize("offset", ["0", "40", "-1", str(10**20)])
+def test_an_offset_is_a_422_saying_the_list_pages_by_cursor(client, application, app_token, offset):
+    """The list paged by offset once: a client still sending one would get the first
+    page again and again if the offset were ignored."""
     response = client.get(f"/api/v1/cases?offset={offset}", **bearer(app_token))
     assert response.status_code == 422 and "offset" in response.json()["error"]["fields"]
+    assert "cursor" in response.json()["error"]["message"]
 
 
 def test_cases_are_sealed_between_tenants(client, tenant_pair):
@@ -141,8 +152,8 @@ def test_an_unknown_status_filter_is_a_422_naming_it(client, application, app_to
     post_cases(client, app_token, {"cases": [case_payload("c1")]})
     response = client.get("/api/v1/cases?status=gold-ish", **bearer(app_token))
     assert response.status_code == 422 and "status" in response.json()["error"]["fields"]
-    assert client.get("/api/v1/cases?status=gold", **bearer(app_token)).json()["count"] == 0
-    assert client.get("/api/v1/cases?status=unlabelled", **bearer(app_token)).json()["count"] == 1
+    assert client.get("/api/v1/cases?status=gold", **bearer(app_token)).json()["items"] == []
+    assert len(client.get("/api/v1/cases?status=unlabelled", **bearer(app_token)).json()["items"]) == 1
 
 
 def test_the_schema_documents_case_evidence_as_the_import_validates_it(client):

@@ -5,9 +5,9 @@ import pytest
 from consoles.models import Role
 from consoles.testing import assert_api_sealed, bearer
 from consoles.tests.factories import MembershipFactory, UserFactory, personal_token
-from teaching.models import Candidate, CorpusEntry, Proposal, ProposalDecision
+from teaching.models import Candidate, CorpusEntry, EvalCase, Proposal, ProposalDecision
 from teaching.services import Actor, proposal_create
-from teaching.tests.factories import CandidateFactory, candidate_payload
+from teaching.tests.factories import CandidateFactory, EvalCaseFactory, candidate_payload
 
 pytestmark = pytest.mark.django_db
 
@@ -110,7 +110,7 @@ def test_proposals_are_sealed_between_tenants(client, tenant_pair):
     assert_api_sealed(client, personal_token(tenant_pair.member_of_a), url + "/decision", "post", {"decision": "reject"})
     assert client.get(url, **bearer(tenant_pair.token_b)).status_code == 200
     # listing with A's token never shows B's proposals
-    assert client.get("/api/v1/teaching/proposals?state=pending", **bearer(tenant_pair.token_a)).json() == []
+    assert client.get("/api/v1/teaching/proposals?state=pending", **bearer(tenant_pair.token_a)).json()["items"] == []
 
 
 def test_eval_cases_import_and_list(client, application, app_token):
@@ -121,7 +121,7 @@ def test_eval_cases_import_and_list(client, application, app_token):
     response = post(client, "/api/v1/teaching/eval-cases", app_token, {"cases": cases})
     assert response.status_code == 200 and response.json() == {"created": 2, "updated": 0, "unchanged": 0}
     listed = client.get("/api/v1/teaching/eval-cases?split=holdout", **bearer(app_token)).json()
-    assert [c["case_id"] for c in listed] == ["e2"]
+    assert [c["case_id"] for c in listed["items"]] == ["e2"] and listed["next_cursor"] is None
     bad = post(client, "/api/v1/teaching/eval-cases", app_token, {"cases": [{**cases[0], "split": "train"}]})
     assert bad.status_code == 422
 
@@ -146,7 +146,8 @@ def test_a_human_finds_a_proposal_by_id_and_names_the_application_to_submit(clie
     assert response.status_code == 201 and Candidate.objects.get(candidate_id="c-new").actor_user == user
 
 
-@pytest.mark.parametrize("url", ["/api/v1/teaching/candidates", "/api/v1/teaching/proposals"])
+@pytest.mark.parametrize("url", ["/api/v1/teaching/candidates", "/api/v1/teaching/proposals",
+                                 "/api/v1/teaching/eval-cases"])
 @pytest.mark.parametrize("limit", ["0", "-5", "501", "99999999999999999999999"])
 def test_a_list_limit_out_of_its_documented_bounds_is_a_422_naming_it(client, world, app_token, url, limit):
     """Like the flags' and the cases' limits (it was silently clamped)."""
@@ -161,7 +162,7 @@ def test_an_unknown_eval_split_filter_is_a_422_naming_it(client, world, app_toke
     """It used to answer an empty list, as if the split held no cases."""
     response = client.get("/api/v1/teaching/eval-cases?split=train", **bearer(app_token))
     assert response.status_code == 422 and "split" in response.json()["error"]["fields"]
-    assert len(client.get("/api/v1/teaching/eval-cases?split=dev", **bearer(app_token)).json()) == 1
+    assert len(client.get("/api/v1/teaching/eval-cases?split=dev", **bearer(app_token)).json()["items"]) == 1
 
 
 def test_a_proposal_is_documented_field_by_field_with_one_timestamp_shape(client, world, operator):
@@ -192,3 +193,44 @@ def test_a_bad_eval_case_is_named_by_its_place_in_the_body(client, application, 
     assert response.status_code == 422 and response.json()["error"]["fields"] == {"cases.1.case_id": "duplicate"}
     response = post(client, "/api/v1/teaching/eval-cases", app_token, {"cases": [{**case, "case_id": "a b"}]})
     assert response.status_code == 422 and set(response.json()["error"]["fields"]) == {"cases.0.case_id"}
+
+
+LISTS = {
+    # url: (the item's key in the answer, the list's order in the database)
+    "/api/v1/teaching/candidates": ("candidate_id", lambda app: Candidate.objects.filter(application=app)
+                                    .order_by("-created_at", "-id").values_list("candidate_id", flat=True)),
+    "/api/v1/teaching/proposals": ("proposal_id", lambda app: Proposal.objects.filter(application=app)
+                                   .order_by("-created_at", "-id").values_list("proposal_id", flat=True)),
+    "/api/v1/teaching/eval-cases": ("case_id", lambda app: EvalCase.objects.filter(application=app)
+                                    .order_by("split", "case_id").values_list("case_id", flat=True)),
+}
+
+
+@pytest.mark.parametrize("url", LISTS)
+def test_a_teaching_list_pages_by_cursor_through_every_item_once(client, world, app_token, url):
+    """They answered one page of at most 500 with no way to the next (and the eval
+    cases every case at once)."""
+    for i in range(7):
+        CandidateFactory(application=world, candidate_id=f"c-{i}")
+        proposal_create(application=world, candidate_id=f"c-{i}", actor=Actor.system())
+        EvalCaseFactory(application=world, case_id=f"e-{i}", split=["public", "dev", "holdout"][i % 3])
+    # Ties on the first key are ordered by the second.
+    Candidate.objects.filter(application=world).update(created_at=Candidate.objects.first().created_at)
+    Proposal.objects.filter(application=world).update(created_at=Proposal.objects.first().created_at)
+    key, ordered = LISTS[url]
+    pages, cursor = [], ""
+    while True:
+        body = client.get(f"{url}?limit=3&cursor={cursor}", **bearer(app_token)).json()
+        pages.append([item[key] for item in body["items"]])
+        if not (cursor := body["next_cursor"]):
+            break
+    assert [k for page in pages for k in page] == list(ordered(world))
+    assert [len(page) for page in pages[:-1]] == [3] * (len(pages) - 1)
+    back = client.get(f"{url}?limit=3&cursor={body['previous_cursor']}", **bearer(app_token)).json()
+    assert [item[key] for item in back["items"]] == pages[-2]
+
+
+@pytest.mark.parametrize("url", LISTS)
+def test_a_cursor_that_is_not_one_of_ours_is_a_422_naming_it(client, world, app_token, url):
+    response = client.get(f"{url}?cursor=not-a-cursor", **bearer(app_token))
+    assert response.status_code == 422 and response.json()["error"]["fields"] == {"cursor": "invalid"}
