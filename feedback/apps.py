@@ -8,12 +8,34 @@ class FeedbackConfig(AppConfig):
     name = "feedback"
 
     def ready(self) -> None:
-        from consoles.extensions import register_demo_loader, register_home_cards
+        from consoles.extensions import (
+            register_demo_loader,
+            register_home_cards,
+            register_vocabulary_use,
+        )
 
         from .demo import load_demo_flags
 
         register_home_cards(_home_cards, order=10)
         register_demo_loader(load_demo_flags, order=10)
+        register_vocabulary_use(_vocabulary_use)
+
+
+# The flag columns that hold each of an application's vocabularies.
+_VOCABULARY_COLUMNS = {"axes": ("axis", "suggested_axis"), "problems": ("problem",), "capture_labels": ("capture_label",)}
+
+
+def _vocabulary_use(application, field: str, keys: set[str]) -> dict[str, str]:
+    from django.db.models import Q
+
+    from .models import Flag
+
+    flags = Flag.objects.filter(application=application)
+    columns = _VOCABULARY_COLUMNS.get(field, ())
+    return {
+        key: "flags" for key in keys
+        if columns and flags.filter(Q(*[(column, key) for column in columns], _connector=Q.OR)).exists()
+    }
 
 
 def _home_cards(application) -> list:

@@ -99,3 +99,75 @@ def test_a_tenant_without_history_is_deleted_from_the_admin(admin_client):
     assert page.status_code == 200 and "Are you sure" in page.text and "Membership:" in page.text
     admin_client.post(f"/admin/consoles/application/{application.pk}/delete/", {"post": "yes"})
     assert not Application.objects.filter(pk=application.pk).exists()
+
+
+def _without(keys: list[str], key: str) -> str:
+    return json.dumps([k for k in keys if k != key])
+
+
+def _change(admin_client, application, **overrides):
+    return admin_client.post(f"/admin/consoles/application/{application.pk}/change/",
+                             _application_form(application, **overrides))
+
+
+@pytest.mark.parametrize("used_as", ["axis", "suggested_axis"])
+def test_an_axis_a_flag_uses_cannot_be_removed_and_nothing_changes(admin_client, application, used_as):
+    """A re-opened flag on a removed axis could not be approved as it was, and the
+    axis would vanish from the queue's filters while flags still carried it."""
+    if used_as == "axis":  # approved under another axis than its problem suggests
+        FlagFactory(application=application, problem="fabricated", suggested_axis="hallucination", axis="toxicity")
+    else:  # flagged while `offensive` still suggested toxicity; it now suggests hallucination
+        FlagFactory(application=application, problem="offensive", suggested_axis="toxicity", axis="")
+    # Every problem that maps to toxicity is mapped elsewhere, so only the flag holds it.
+    problems = [{**p, "axis": "hallucination"} if p["axis"] == "toxicity" else p for p in application.problems]
+    before = (application.axes, application.problems)
+    response = _change(admin_client, application, axes=_without(application.axes, "toxicity"),
+                       problems=json.dumps(problems))
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["axes"] == [
+        "Still used, so it cannot be removed: 'toxicity' by flags."
+    ]
+    application.refresh_from_db()
+    assert (application.axes, application.problems) == before
+
+
+def test_an_axis_no_flag_uses_is_removed_and_another_tenants_flags_do_not_hold_it(admin_client, application):
+    FlagFactory(application=ApplicationFactory(slug="other"), problem="offensive", suggested_axis="toxicity")
+    axes = [a for a in application.axes if a != "toxicity"]
+    problems = [p for p in application.problems if p["axis"] != "toxicity"]
+    response = _change(admin_client, application, axes=json.dumps(axes), problems=json.dumps(problems))
+    assert response.status_code == 302
+    application.refresh_from_db()
+    assert application.axes == axes and "offensive" not in application.problem_keys
+
+
+def test_a_problem_in_use_keeps_its_key_and_may_change_its_wording(admin_client, application):
+    FlagFactory(application=application, problem="fabricated")
+    problems = [p for p in application.problems if p["key"] != "fabricated"]
+    response = _change(admin_client, application, problems=json.dumps(problems))
+    assert response.context["adminform"].form.errors["problems"] == [
+        "Still used, so it cannot be removed: 'fabricated' by flags."
+    ]
+    reworded = [{**p, "label": "Invented a fact"} if p["key"] == "fabricated" else p for p in application.problems]
+    assert _change(admin_client, application, problems=json.dumps(reworded)).status_code == 302
+    application.refresh_from_db()
+    assert application.problems == reworded
+
+
+def test_a_capture_label_or_case_label_in_use_cannot_be_removed(admin_client, application):
+    from adjudication.tests.factories import CaseFactory, CaseLabelFactory
+    from feedback.tests.factories import CaptureFactory
+
+    CaptureFactory(application=application, status="labelled", capture_label="wrong")
+    CaseLabelFactory(case=CaseFactory(application=application), label="contradicted")
+    before = (application.capture_labels, application.case_labels)
+    response = _change(admin_client, application, capture_labels=_without(application.capture_labels, "wrong"),
+                       case_labels=_without(application.case_labels, "contradicted"))
+    errors = response.context["adminform"].form.errors
+    assert errors["capture_labels"] == ["Still used, so it cannot be removed: 'wrong' by flags."]
+    assert errors["case_labels"] == ["Still used, so it cannot be removed: 'contradicted' by case labels."]
+    application.refresh_from_db()
+    assert (application.capture_labels, application.case_labels) == before
+    # A label nobody gave goes.
+    response = _change(admin_client, application, capture_labels=_without(application.capture_labels, "correct"))
+    assert response.status_code == 302
