@@ -17,7 +17,7 @@ from consoles.access import Principal
 from consoles.api import CURSOR_QUERY, ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Application, Role
-from consoles.pagination import Keyset, keyset_page
+from consoles.pagination import keyset_page
 from consoles.schemas import StrictIn
 
 from . import selectors, services
@@ -201,11 +201,7 @@ def _can_see(principal: Principal, application: Application) -> bool:
 APP_QUERY = Query(None, description=APPLICATION_ID)
 PROPOSAL_ID = Path(description="The proposal's id (64 hex digits).")
 LIMIT = Query(100, ge=1, le=500, description="At most this many per page.")
-# The lists page by keyset (consoles.pagination), each on an index that ends in its order.
-CANDIDATES = Keyset(("created_at", "id"), descending=True, scope="candidates")
-PROPOSALS = Keyset(("created_at", "id"), descending=True, scope="proposals")
 EVAL_CASE_FIELDS = ("case_id", "split", "subject", "intent", "expected_object", "expected_polarity")
-EVAL_CASES = Keyset(("split", "case_id"), descending=False, scope="eval-cases")
 CandidatePageOut = page_schema("CandidatePageOut", CandidateOut, "candidates, newest first")
 ProposalPageOut = page_schema("ProposalPageOut", ProposalOut, "proposals, newest first")
 EvalCasePageOut = page_schema("EvalCasePageOut", EvalCaseIn, "eval cases, by split and case id")
@@ -240,7 +236,7 @@ def candidate_get_list(
     The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
-    page = keyset_page(selectors.candidate_list(application=application), CANDIDATES, cursor=cursor, limit=limit)
+    page = keyset_page(selectors.candidate_list(application=application), selectors.CANDIDATES, cursor=cursor, limit=limit)
     return page_out(page, lambda c: _candidate_out(c, False))
 
 
@@ -282,7 +278,7 @@ def eval_cases_get(
     principal: Principal = request.auth
     application = principal.application_for(application_id)
     cases = selectors.eval_case_list(application=application, split=split).only(*EVAL_CASE_FIELDS)
-    page = keyset_page(cases, EVAL_CASES, cursor=cursor, limit=limit)
+    page = keyset_page(cases, selectors.EVAL_CASES, cursor=cursor, limit=limit)
     return page_out(page, lambda case: {name: getattr(case, name) for name in EVAL_CASE_FIELDS})
 
 
@@ -323,7 +319,7 @@ def proposal_get_list(
     The application's token, or a member's personal token or session naming `application_id` (any role)."""
     principal: Principal = request.auth
     application = principal.application_for(application_id)
-    page = keyset_page(selectors.proposal_list(application=application, state=state), PROPOSALS,
+    page = keyset_page(selectors.proposal_list(application=application, state=state), selectors.PROPOSALS,
                        cursor=cursor, limit=limit)
     return page_out(page, selectors.proposal_record)
 

@@ -9,6 +9,7 @@ from django.db.models import Count, QuerySet
 from consoles.dbfunctions import day_bounds
 from consoles.errors import NotFound
 from consoles.models import Application
+from consoles.pagination import Keyset
 
 from .domain import Chain, EvalCaseFacts
 from .models import (
@@ -19,6 +20,11 @@ from .models import (
     ProposalEvent,
     ProposalState,
 )
+
+# The lists page by keyset (consoles.pagination), each on an index that ends in its order.
+CANDIDATES = Keyset(("created_at", "id"), descending=True, scope="candidates")
+PROPOSALS = Keyset(("created_at", "id"), descending=True, scope="proposals")
+EVAL_CASES = Keyset(("split", "case_id"), descending=False, scope="eval-cases")
 
 
 def candidate_list(*, application: Application) -> QuerySet[Candidate]:

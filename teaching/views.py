@@ -1,6 +1,7 @@
 """Screens of the teaching app: thin views, one per screen; htmx swaps partials."""
 
 from collections.abc import Iterable
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -11,9 +12,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from consoles.access import member_required
-from consoles.errors import DomainError
+from consoles.errors import DomainError, InvalidInput
 from consoles.extensions import HomeCard
 from consoles.models import Application, Role
+from consoles.pagination import keyset_page
 from consoles.tables import table_configure
 from consoles.timestamps import on_screen
 
@@ -23,7 +25,7 @@ from .forms import DecisionForm, ProposeForm, StateFilterForm, SupersedeForm
 from .models import ProposalEvent, ProposalState
 from .tables import ProposalTable
 
-CANDIDATE_PAGE = 200
+CANDIDATE_PAGE = 100
 
 
 def home_cards(application: Application) -> list[HomeCard]:
@@ -152,13 +154,15 @@ def proposal_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @member_required()
 def candidate_list(request: HttpRequest) -> HttpResponse:
     """Candidates with the five gates evaluated in memory (no query per row)."""
-    candidates = list(
-        selectors.candidate_list(application=request.application).prefetch_related("proposals")[: CANDIDATE_PAGE + 1]
-    )
-    capped = len(candidates) > CANDIDATE_PAGE
-    candidates = candidates[:CANDIDATE_PAGE]
+    error = ""
+    qs = selectors.candidate_list(application=request.application).prefetch_related("proposals")
+    try:
+        page = keyset_page(qs, selectors.CANDIDATES, cursor=request.GET.get("cursor") or None, limit=CANDIDATE_PAGE)
+    except InvalidInput as exc:  # a stale or hand-edited cursor: say so, and show the newest
+        error = exc.message
+        page = keyset_page(qs, selectors.CANDIDATES, cursor=None, limit=CANDIDATE_PAGE)
     rows = []
-    for candidate in candidates:
+    for candidate in page.items:
         gates = check_eligibility(services.candidate_facts(candidate))
         proposals = list(candidate.proposals.all())
         # The operator's allow-evaluative flag can only lift the evaluative gate.
@@ -169,7 +173,9 @@ def candidate_list(request: HttpRequest) -> HttpResponse:
         request,
         "teaching/candidates.html",
         {"rows": rows, "gate_names": GATE_NAMES, "can_decide": _can_decide(request), "form": ProposeForm(),
-         "capped": capped},
+         "error": error,
+         "next_link": page.next_cursor and "?" + urlencode({"cursor": page.next_cursor}),
+         "previous_link": page.previous_cursor and "?" + urlencode({"cursor": page.previous_cursor})},
     )
 
 

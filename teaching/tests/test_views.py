@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -158,6 +160,33 @@ def test_candidates_page_shows_gates_and_proposes(client, curator, world, django
     assert response.status_code == 302 and response.url == reverse("teaching:proposal", args=["acme", proposal.proposal_id])
     response = client.post(reverse("teaching:propose", args=["acme", "c-vague"]), follow=True)
     assert "polarity decided" in response.content.decode() and Proposal.objects.count() == 1
+
+
+def test_candidates_page_pages_newest_first_by_cursor(client, viewer, world, monkeypatch):
+    """It showed the newest 200 and pointed to the API for the rest."""
+    monkeypatch.setattr("teaching.views.CANDIDATE_PAGE", 2)
+    for i in range(5):
+        CandidateFactory(application=world, candidate_id=f"c-{i}")
+    client.force_login(viewer)
+    url = reverse("teaching:candidates", args=["acme"])
+
+    def shown(html: str) -> list[str]:
+        return re.findall(r'data-candidate="([^"]+)"', html)
+
+    pages, link = [], ""
+    while True:
+        html = client.get(url + link).content.decode()
+        pages.append(shown(html))
+        if not (found := re.search(r'href="(\?cursor=[^"]+)" rel="next"', html)):
+            break
+        link = found.group(1)
+    assert pages == [["c-4", "c-3"], ["c-2", "c-1"], ["c-0"]]
+    back = re.search(r'href="(\?cursor=[^"]+)" rel="prev"', html).group(1)
+    assert shown(client.get(url + back).content.decode()) == ["c-2", "c-1"]
+    # A hand-edited cursor says so and shows the newest, not a 500.
+    response = client.get(url + "?cursor=garbage")
+    assert response.status_code == 200 and "Invalid cursor." in response.content.decode()
+    assert shown(response.content.decode()) == ["c-4", "c-3"]
 
 
 def test_proposing_another_applications_candidate_is_404(client, tenant_pair):
