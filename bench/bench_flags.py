@@ -169,6 +169,8 @@ def ingest(database: str = "sqlite") -> None:
           "(the framework's share: authentication, schema, checks, answer)")
     print(f"  median ratio, ceiling      : {statistics.median(r[4]['rps'] / r[0]['rps'] for r in rounds):.2f}   "
           "(the most a flag written before the answer could reach here)")
+    print(f"  median ratio flags/ceiling : {statistics.median(r[1]['rps'] / r[4]['rps'] for r in rounds):.2f}   "
+          "(how near the endpoint comes to the least a durable flag costs)")
     ratio = statistics.median(r[2] for r in rounds)
     print(f"  median ratio flags/bare   : {ratio:.2f}   (target >= 0.5: {'PASS' if ratio >= 0.5 else 'FAIL'})")
 
