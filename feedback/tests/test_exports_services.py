@@ -263,56 +263,42 @@ def test_drafts_that_cannot_be_recorded_never_appear(application, curator, tmp_p
     assert list(tmp_path.iterdir()) == [] and not ExportManifest.objects.exists()
 
 
-def test_a_draft_that_cannot_be_written_leaves_every_previous_draft_as_it_was(
-    application, curator, tmp_path, monkeypatch
+def _fail_calls(monkeypatch, owner, name: str, fails, error: OSError) -> None:
+    """`owner.name` raises `error` on each call whose number (from 1) `fails(n)` picks."""
+    real, calls = getattr(owner, name), []
+
+    def failing(*args, **kwargs):
+        calls.append(args)
+        if fails(len(calls)):
+            raise error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, failing)
+
+
+def _refuse_renames_from(monkeypatch, nth: int) -> None:
+    """os.replace fails from its `nth` call on (1-based), as a full or failing disk would."""
+    _fail_calls(monkeypatch, files.os, "replace", lambda n: n >= nth, OSError(errno.EIO, "Input/output error"))
+
+
+@pytest.mark.parametrize("failure", ["third temporary file: disk full", "first rename: I/O error"])
+def test_drafts_that_fail_before_one_appears_leave_the_previous_drafts_and_no_new_record(
+    application, curator, tmp_path, monkeypatch, failure
 ):
-    import errno
     import tempfile
 
     _reviewed_set(application, curator)
     drafts_export(application=application, out_dir=tmp_path)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     approve(FlagFactory(application=application), curator)
-    real, calls = tempfile.mkstemp, []
-
-    def full_disk_on_the_third(*args, **kwargs):
-        calls.append(kwargs.get("prefix"))
-        if len(calls) == 3:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(tempfile, "mkstemp", full_disk_on_the_third)
+    if failure.startswith("third"):
+        _fail_calls(monkeypatch, tempfile, "mkstemp", lambda n: n == 3, OSError(errno.ENOSPC, "No space left on device"))
+    else:
+        _refuse_renames_from(monkeypatch, 1)
     with pytest.raises(ExportPathError):
         drafts_export(application=application, out_dir=tmp_path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no temporary left either
-    assert ExportManifest.objects.count() == 1
-
-
-def _refuse_renames_from(monkeypatch, nth: int) -> None:
-    """os.replace fails from its `nth` call on (1-based), as a full or failing disk would."""
-    real_replace, calls = os.replace, []
-
-    def replace(source, target):
-        calls.append(target)
-        if len(calls) >= nth:
-            raise OSError(errno.EIO, "Input/output error")
-        real_replace(source, target)
-
-    monkeypatch.setattr(files.os, "replace", replace)
-
-
-def test_drafts_whose_first_rename_fails_leave_the_previous_drafts_and_no_new_record(
-    application, curator, tmp_path, monkeypatch
-):
-    _reviewed_set(application, curator)
-    drafts_export(application=application, out_dir=tmp_path)
-    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    approve(FlagFactory(application=application), curator)
-    _refuse_renames_from(monkeypatch, 1)
-    with pytest.raises(ExportPathError):
-        drafts_export(application=application, out_dir=tmp_path)
-    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # no temporary left either
-    assert ExportManifest.objects.count() == 1  # no draft appeared: its record went too
+    assert ExportManifest.objects.count() == 1  # no draft appeared: no record of one either
 
 
 def test_drafts_renamed_in_part_keep_their_record(application, curator, tmp_path, monkeypatch):
