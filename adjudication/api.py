@@ -12,10 +12,10 @@ from django.http import HttpRequest
 from ninja import Field, Path, Query, Router, Schema, Status
 
 from consoles.access import Principal
-from consoles.api import ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
+from consoles.api import CURSOR_DESCRIPTION, ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
 from consoles.errors import InvalidInput, NotFound
 from consoles.models import Role
-from consoles.pagination import Keyset, keyset_page
+from consoles.pagination import keyset_page
 from consoles.schemas import StrictIn
 from feedback.services import Actor as FeedbackActor
 from feedback.services import case_feedback_submit
@@ -24,7 +24,7 @@ from .fusion import fuse
 from .gaps import derive_gaps
 from .models import Case
 from .schemas import CaseBatchIn, TrustClassName
-from .selectors import case_evidence, case_list, evidence_records, gold_history
+from .selectors import CASES, case_evidence, case_list, evidence_records, gold_history
 from .services import case_import_batch
 
 router = Router(tags=["adjudication"])
@@ -63,7 +63,6 @@ class CaseSummaryOut(Schema):
 
 
 CaseListOut = page_schema("CaseListOut", CaseSummaryOut, "cases, newest first")
-CASES = Keyset(("created_at", "id"), descending=True, scope="cases")
 
 
 class CaseListFilters(Schema):
@@ -72,7 +71,7 @@ class CaseListFilters(Schema):
         "", description="Only cases with no label yet (`unlabelled`), one label, two or more (`double`), "
         "a gold label, or waiting in the queue; empty for all."
     )
-    cursor: str | None = Field(None, description="`next_cursor` or `previous_cursor` of a page of this list.")
+    cursor: str | None = Field(None, description=CURSOR_DESCRIPTION)
     limit: int = Field(50, ge=1, le=500, description="Cases per page.")
     # The list paged by offset once; a client still sending one is told, rather than
     # given the first page again and again.

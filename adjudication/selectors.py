@@ -11,6 +11,7 @@ from django.utils import timezone
 from consoles.dbfunctions import UtcDay, as_date, day_bounds, day_start
 from consoles.errors import NotFound
 from consoles.models import Application
+from consoles.pagination import Keyset
 
 from .agreement import MIN_KAPPA_CASES, Agreement, LabelEvent, agreement, cohen_kappa
 from .evidence import EvidenceRecord
@@ -34,6 +35,10 @@ def _current_gold() -> Subquery:
     return Subquery(
         GoldLabelRevision.objects.filter(case=OuterRef("pk")).order_by("-revision").values("label")[:1]
     )
+
+
+# The case list pages by keyset (consoles.pagination), on its (application, -created_at, -id) index.
+CASES = Keyset(("created_at", "id"), descending=True, scope="cases")
 
 
 def case_list(

@@ -160,7 +160,8 @@ WRITE_ERRORS = {**ERRORS, 415: ErrorOut}
 
 # Every list that can grow without bound pages the same way (consoles.pagination):
 # `cursor` in, `items` with `next_cursor` and `previous_cursor` out, no total.
-CURSOR_QUERY = Query(None, description="`next_cursor` or `previous_cursor` of a page of this list.")
+CURSOR_DESCRIPTION = "`next_cursor` or `previous_cursor` of a page of this list."
+CURSOR_QUERY = Query(None, description=CURSOR_DESCRIPTION)
 
 
 def page_schema(name: str, item: type, noun: str) -> type[Schema]:

@@ -156,10 +156,10 @@ class Application(models.Model):
 
     # The lists an admin edits whose keys stored rows refer to, and how to read the keys.
     VOCABULARIES = {
-        "axes": lambda value: set(value),
+        "axes": set,
         "problems": lambda value: {p["key"] for p in value},
-        "capture_labels": lambda value: set(value),
-        "case_labels": lambda value: set(value),
+        "capture_labels": set,
+        "case_labels": set,
     }
 
     def _keep_keys_in_use(self) -> None:

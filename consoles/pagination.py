@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
@@ -110,3 +111,10 @@ def keyset_page(qs: QuerySet, keyset: Keyset, *, cursor: str | None, limit: int)
         if (decoded is not None) if not backwards else more:
             page.previous_cursor = encode_cursor(keyset, "before", rows[0])
     return page
+
+
+def cursor_link(cursor: str | None, querystring: str = "") -> str | None:
+    """A screen's link to the page at `cursor`, keeping the screen's other parameters."""
+    if not cursor:
+        return None
+    return "?" + (f"{querystring}&" if querystring else "") + urlencode({"cursor": cursor})

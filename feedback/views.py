@@ -17,6 +17,7 @@ from django.views.decorators.http import require_http_methods
 from consoles.access import member_required
 from consoles.errors import Conflict, DomainError, InvalidInput, NotFound
 from consoles.models import Role
+from consoles.pagination import cursor_link
 from consoles.text import humanise
 
 from .forms import FILTER_KEYS, BulkRejectForm, FlagFilterForm, ReviewForm
@@ -87,16 +88,11 @@ def _queue_context(request: HttpRequest, current: Flag | None = None) -> dict:
         exclude=() if _can_decide(request) else ("select",),
     )
 
-    def page_link(cursor: str | None) -> str | None:
-        if not cursor:
-            return None
-        return "?" + (f"{querystring}&" if querystring else "") + urlencode({"cursor": cursor})
-
     return {
         "filter_form": form,
         "table": table,
-        "next_link": page_link(page.next_cursor if page else None),
-        "previous_link": page_link(page.previous_cursor if page else None),
+        "next_link": cursor_link(page.next_cursor if page else None, querystring),
+        "previous_link": cursor_link(page.previous_cursor if page else None, querystring),
         "querystring": querystring,
         "filters": filters,
         "order": order,

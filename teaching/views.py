@@ -1,7 +1,6 @@
 """Screens of the teaching app: thin views, one per screen; htmx swaps partials."""
 
 from collections.abc import Iterable
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -15,7 +14,7 @@ from consoles.access import member_required
 from consoles.errors import DomainError, InvalidInput
 from consoles.extensions import HomeCard
 from consoles.models import Application, Role
-from consoles.pagination import keyset_page
+from consoles.pagination import cursor_link, keyset_page
 from consoles.tables import table_configure
 from consoles.timestamps import on_screen
 
@@ -174,8 +173,7 @@ def candidate_list(request: HttpRequest) -> HttpResponse:
         "teaching/candidates.html",
         {"rows": rows, "gate_names": GATE_NAMES, "can_decide": _can_decide(request), "form": ProposeForm(),
          "error": error,
-         "next_link": page.next_cursor and "?" + urlencode({"cursor": page.next_cursor}),
-         "previous_link": page.previous_cursor and "?" + urlencode({"cursor": page.previous_cursor})},
+         "next_link": cursor_link(page.next_cursor), "previous_link": cursor_link(page.previous_cursor)},
     )
 
 
