@@ -2,15 +2,15 @@
 through services and domain errors become form errors or messages."""
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from consoles.access import member_required
-from consoles.errors import DomainError, NotFound
+from consoles.errors import DomainError, InvalidInput, NotFound
 from consoles.models import Role
+from consoles.pagination import cursor_link, keyset_page
 from consoles.text import humanise
 from consoles.timestamps import on_screen
 from feedback.selectors import case_feedback_list
@@ -23,6 +23,7 @@ from .fusion import fuse
 from .gaps import GAP_LABELS, derive_gaps
 from .models import Case, CaseLabel, QueueEntry
 from .selectors import (
+    CASES,
     application_agreement,
     case_evidence,
     case_get,
@@ -83,10 +84,20 @@ def index(request: HttpRequest) -> HttpResponse:
             status=filters.get("status", ""),
             strategy=filters.get("strategy", ""),
         )
-    page = Paginator(qs, PAGE_SIZE).get_page(request.GET.get("page"))
+    # By cursor, as GET /api/v1/cases: no COUNT over the filtered, annotated list
+    # and no OFFSET, so a page costs the same at any depth and any size.
+    cursor_error = ""
+    try:
+        page = keyset_page(qs, CASES, cursor=request.GET.get("cursor") or None, limit=PAGE_SIZE)
+    except InvalidInput as exc:  # a stale or hand-edited cursor: say so, and show the newest
+        cursor_error = exc.message
+        page = keyset_page(qs, CASES, cursor=None, limit=PAGE_SIZE)
     query = request.GET.copy()
-    query.pop("page", None)
-    context = {"form": form, "page": page, "query": query.urlencode()}
+    query.pop("cursor", None)
+    query = query.urlencode()
+    context = {"form": form, "cases": page.items, "cursor_error": cursor_error,
+               "next_link": cursor_link(page.next_cursor, query),
+               "previous_link": cursor_link(page.previous_cursor, query)}
     template = "adjudication/index.html#rows" if request.htmx else "adjudication/index.html"
     return render(request, template, context)
 

@@ -10,7 +10,7 @@ from adjudication.selectors import (
     cases_needing_second_label_count,
     gold_labels_current,
 )
-from adjudication.services import case_import, gold_promote, label_submit
+from adjudication.services import case_import, gold_promote, label_submit, queue_enqueue
 from consoles.tests.factories import ApplicationFactory
 
 from .factories import CaseFactory, CaseLabelFactory, case_payload
@@ -69,6 +69,29 @@ def test_case_list_annotations_and_filters(application, curator, curator2, djang
     assert [c.case_id for c in case_list(application=application, status="one_label")] == ["one"]
     assert [c.case_id for c in case_list(application=application, strategy="high_uncertainty")] == ["one"]
     assert cases_needing_second_label_count(application=application) == 1
+
+
+def test_case_list_statuses_are_what_each_case_holds(application, curator, curator2, django_assert_max_num_queries):
+    """The statuses were filters on per-row subqueries; they are semi-joins now, and
+    must still pick exactly the cases in each state (and only this application's)."""
+    none, queued, one, two = (_case(application, name) for name in ("none", "queued", "one", "two"))
+    queue_enqueue(application=application, case=queued, selection_reason="manual", actor=curator)
+    label_submit(application=application, case=one, reviewer=curator, label="reliable", rationale="r")
+    first = label_submit(application=application, case=two, reviewer=curator, label="reliable", rationale="r")
+    label_submit(application=application, case=two, reviewer=curator2, label="reliable", rationale="r")
+    gold_promote(application=application, case=two, label=first, adjudicator=curator)
+    # Another application's cases in every state, under the same case ids.
+    other = ApplicationFactory(slug="other")
+    for name in ("none", "queued", "one", "two"):
+        twin = _case(other, name)
+        queue_enqueue(application=other, case=twin, selection_reason="manual", actor=None)
+        CaseLabelFactory(case=twin, application=other, reviewer__username=f"o-{name}")
+    expected = {"": ["two", "one", "queued", "none"], "unlabelled": ["queued", "none"], "one_label": ["one"],
+                "double": ["two"], "gold": ["two"], "queued": ["queued"]}
+    for status, names in expected.items():
+        with django_assert_max_num_queries(1):
+            found = [c.case_id for c in case_list(application=application, status=status)]
+        assert found == names, status
 
 
 def test_application_agreement_counts_double_labelled_cases(application):

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -138,14 +140,48 @@ def test_case_list_filters_and_htmx_partial(client, application, curator, django
     client.force_login(curator)
     with django_assert_max_num_queries(8):
         response = client.get(url("index", application))
-    assert response.status_code == 200 and "6 cases" in response.content.decode()
+    assert response.status_code == 200 and len(_listed(response.content.decode())) == 6
     partial = client.get(url("index", application), {"q": "rare"}, HTTP_HX_REQUEST="true")
     html = partial.content.decode()
     assert "<html" not in html and "special" in html and "c1<" not in html
     # a filter that is not valid says so and lists nothing (it listed every case)
     bad = client.get(url("index", application), {"status": "bogus"}, HTTP_HX_REQUEST="true").content.decode()
-    assert 'data-testid="filter-errors"' in bad and "Select a valid choice" in bad and "0 cases" in bad
-    assert "special" not in bad
+    assert 'data-testid="filter-errors"' in bad and "Select a valid choice" in bad and "No cases match" in bad
+    assert _listed(bad) == []
+
+
+def _listed(html: str) -> list[str]:
+    return re.findall(r'/cases/\d+/">([^<]+)</a>', html)
+
+
+def test_case_list_pages_newest_first_by_cursor_keeping_its_filters(
+    client, application, curator, monkeypatch, django_assert_max_num_queries
+):
+    """It paged by page number, counting the whole filtered, annotated list on every page."""
+    monkeypatch.setattr("adjudication.views.PAGE_SIZE", 2)
+    for i in range(5):
+        _case(application, f"odd-{i}", mined_by=["sensor_disagreement"])
+        _case(application, f"even-{i}", mined_by=["high_uncertainty"])
+    client.force_login(curator)
+    index = url("index", application)
+    pages, link = [], "?strategy=sensor_disagreement"
+    while True:
+        with django_assert_max_num_queries(8) as queries:
+            html = client.get(index + link).content.decode()
+        listing = [q["sql"] for q in queries.captured_queries if "adjudication_case" in q["sql"]]
+        assert listing and not any("COUNT(*)" in sql or "OFFSET" in sql for sql in listing)
+        pages.append(_listed(html))
+        if not (found := re.search(r'href="(\?[^"]+)" rel="next"', html)):
+            break
+        link = found.group(1).replace("&amp;", "&")
+        assert "strategy=sensor_disagreement" in link  # the filter goes along
+    assert pages == [["odd-4", "odd-3"], ["odd-2", "odd-1"], ["odd-0"]]
+    back = re.search(r'href="(\?[^"]+)" rel="prev"', html).group(1).replace("&amp;", "&")
+    assert _listed(client.get(index + back).content.decode()) == ["odd-2", "odd-1"]
+    # A hand-edited cursor says so and shows the newest, not a 500.
+    response = client.get(index, {"strategy": "sensor_disagreement", "cursor": "garbage"})
+    assert response.status_code == 200 and "Invalid cursor." in response.content.decode()
+    assert _listed(response.content.decode()) == ["odd-4", "odd-3"]
 
 
 def test_agreement_page_gate_and_figures(client, application, curator):
