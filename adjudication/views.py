@@ -8,9 +8,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from consoles.access import member_required
-from consoles.errors import DomainError, InvalidInput, NotFound
+from consoles.errors import DomainError, NotFound
 from consoles.models import Role
-from consoles.pagination import cursor_link, keyset_page
+from consoles.pagination import cursor_link, screen_page
 from consoles.text import humanise
 from consoles.timestamps import on_screen
 from feedback.selectors import case_feedback_list
@@ -86,12 +86,7 @@ def index(request: HttpRequest) -> HttpResponse:
         )
     # By cursor, as GET /api/v1/cases: no COUNT over the filtered, annotated list
     # and no OFFSET, so a page costs the same at any depth and any size.
-    cursor_error = ""
-    try:
-        page = keyset_page(qs, CASES, cursor=request.GET.get("cursor") or None, limit=PAGE_SIZE)
-    except InvalidInput as exc:  # a stale or hand-edited cursor: say so, and show the newest
-        cursor_error = exc.message
-        page = keyset_page(qs, CASES, cursor=None, limit=PAGE_SIZE)
+    page, cursor_error = screen_page(qs, CASES, cursor=request.GET.get("cursor"), limit=PAGE_SIZE)
     query = request.GET.copy()
     query.pop("cursor", None)
     query = query.urlencode()

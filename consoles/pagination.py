@@ -113,6 +113,15 @@ def keyset_page(qs: QuerySet, keyset: Keyset, *, cursor: str | None, limit: int)
     return page
 
 
+def screen_page(qs: QuerySet, keyset: Keyset, *, cursor: str | None, limit: int) -> tuple[Page, str]:
+    """A screen's page and the message to show with it: a stale or hand-edited
+    cursor gets the newest page and says so, where the API answers 422."""
+    try:
+        return keyset_page(qs, keyset, cursor=cursor or None, limit=limit), ""
+    except InvalidInput as exc:
+        return keyset_page(qs, keyset, cursor=None, limit=limit), exc.message
+
+
 def cursor_link(cursor: str | None, querystring: str = "") -> str | None:
     """A screen's link to the page at `cursor`, keeping the screen's other parameters."""
     if not cursor:

@@ -11,10 +11,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from consoles.access import member_required
-from consoles.errors import DomainError, InvalidInput
+from consoles.errors import DomainError
 from consoles.extensions import HomeCard
 from consoles.models import Application, Role
-from consoles.pagination import cursor_link, keyset_page
+from consoles.pagination import cursor_link, screen_page
 from consoles.tables import table_configure
 from consoles.timestamps import on_screen
 
@@ -153,13 +153,8 @@ def proposal_decide(request: HttpRequest, proposal_id: str) -> HttpResponse:
 @member_required()
 def candidate_list(request: HttpRequest) -> HttpResponse:
     """Candidates with the five gates evaluated in memory (no query per row)."""
-    error = ""
     qs = selectors.candidate_list(application=request.application).prefetch_related("proposals")
-    try:
-        page = keyset_page(qs, selectors.CANDIDATES, cursor=request.GET.get("cursor") or None, limit=CANDIDATE_PAGE)
-    except InvalidInput as exc:  # a stale or hand-edited cursor: say so, and show the newest
-        error = exc.message
-        page = keyset_page(qs, selectors.CANDIDATES, cursor=None, limit=CANDIDATE_PAGE)
+    page, error = screen_page(qs, selectors.CANDIDATES, cursor=request.GET.get("cursor"), limit=CANDIDATE_PAGE)
     rows = []
     for candidate in page.items:
         gates = check_eligibility(services.candidate_facts(candidate))
