@@ -13,6 +13,9 @@ Figures (each with a reference measured in the same run):
    reference: p95 of a plain indexed read of the first open entry.
 4. case page: p95 server time of GET /a/<slug>/cases/<pk>/ (Django test client);
    reference: /healthz.
+5. the cases screen at BENCH_ADJ_LIST_ROWS cases (default 200,000, bulk-inserted):
+   first page, two status filters, the strategy filter, the 101st page by cursor;
+   reference: /healthz.
 """
 
 import os
@@ -21,6 +24,8 @@ import time
 
 ROWS = int(os.environ.get("BENCH_ADJ_ROWS", "5000"))
 CLAIMS = int(os.environ.get("BENCH_ADJ_CLAIMS", "200"))
+LIST_ROWS = int(os.environ.get("BENCH_ADJ_LIST_ROWS", "200000"))
+LIST_SAMPLES = int(os.environ.get("BENCH_ADJ_LIST_SAMPLES", "15"))
 PG_URL = os.environ.get("BENCH_ADJ_PG_URL", "postgres://postgres@127.0.0.1:5432/bench_adjudication")
 
 
@@ -152,3 +157,51 @@ def main() -> None:
         client.get(list_url)
         listing.append(time.perf_counter() - started)
     print(f"case list (first page of {ROWS}): p95 {_ms(p95(listing))}")
+    _case_list_at_scale(client, users[0], p95(health))
+
+
+def _case_list_at_scale(client, user, health_p95: float) -> None:
+    """The cases screen over LIST_ROWS cases (bulk-inserted: the screen's cost, not the
+    import's): pages by cursor, no COUNT, so the first page, a status few cases have
+    and a page 100 pages down should all cost about the same."""
+    import re
+
+    from django.db import connection, transaction
+
+    from adjudication.models import Case
+    from bench.common import p95
+    from consoles.models import Application, Membership, Role
+
+    app = Application.objects.create(slug="bench-list", name="Bench list")
+    Membership.objects.create(user=user, application=app, role=Role.CURATOR)
+    started = time.perf_counter()
+    with transaction.atomic():
+        for start in range(0, LIST_ROWS, 5000):
+            Case.objects.bulk_create([
+                Case(application=app, case_id=f"list-{n:07d}", claim_subject=f"subject {n % 50}",
+                     claim_text=f"The agent did thing {n}.", local_verdict="corroborated", digest="0" * 64,
+                     mined_by=["sensor_disagreement"] if n % 2 else ["high_uncertainty"])
+                for n in range(start, min(LIST_ROWS, start + 5000))])
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+    fill = time.perf_counter() - started
+    base = f"/a/{app.slug}/cases/"
+    deep = ""
+    for _ in range(100):
+        html = client.get(base + deep).content.decode()
+        deep = re.search(r'href="(\?[^"]+)" rel="next"', html).group(1).replace("&amp;", "&")
+    pages = {"first page": "", "status: unlabelled": "?status=unlabelled",
+             "status: gold (none has one)": "?status=gold", "strategy filter": "?strategy=sensor_disagreement",
+             "101st page, by cursor": deep}
+    print(f"case list at {LIST_ROWS:,} cases (filled in {fill:.0f} s), "
+          f"p95 of {LIST_SAMPLES} (reference /healthz p95 {_ms(health_p95)}):")
+    for label, query in pages.items():
+        samples = []
+        for _ in range(LIST_SAMPLES + 2):
+            started = time.perf_counter()
+            response = client.get(base + query)
+            samples.append(time.perf_counter() - started)
+            assert response.status_code == 200, (query, response.status_code)
+        took = p95(samples[2:])  # warm-up
+        print(f"  {label:<28} {_ms(took):>9}   x{took / health_p95:6.1f}")
