@@ -14,6 +14,10 @@
    (token lookup, then the flag and its event through the driver in one
    transaction, no framework and no checks), the most any implementation that
    writes before it answers could reach here.
+   BENCH_FLAGS_WITHOUT_INDEXES=1 runs part 1 with the flag and event tables'
+   non-unique indexes dropped after migrating (primary keys and the unique
+   constraints the duplicate check needs stay): the share of a flag's cost that
+   is the queue's indexes. A diagnostic, not a configuration: the queue needs them.
 2. Queue: BENCH_FLAGS_ROWS flags (default 1,000,000) in one application, on
    SQLite and on PostgreSQL (scratch database bench_flags); server time of the
    queue page (first page, a filtered page, a page further down by cursor),
@@ -38,6 +42,7 @@ ROWS = int(os.environ.get("BENCH_FLAGS_ROWS", "1000000"))
 INGEST_REQUESTS = int(os.environ.get("BENCH_FLAGS_INGEST_REQUESTS", "2000"))
 CLIENTS = int(os.environ.get("BENCH_FLAGS_CLIENTS", "8"))
 WORKERS = int(os.environ.get("BENCH_FLAGS_WORKERS", "4"))
+WITHOUT_INDEXES = os.environ.get("BENCH_FLAGS_WITHOUT_INDEXES", "") == "1"
 ROUNDS = int(os.environ.get("BENCH_FLAGS_INGEST_ROUNDS", "3"))
 QUEUE_SAMPLES = int(os.environ.get("BENCH_FLAGS_QUEUE_SAMPLES", "40"))
 TARGET_MS = 50.0
@@ -135,6 +140,7 @@ def ingest(database: str = "sqlite") -> None:
         url = "sqlite:///" + os.path.join(tempfile.mkdtemp(prefix="bench-flags-"), "ingest.sqlite3")
     env = server_env(url, settings="bench.flags_settings")
     migrate(env)
+    dropped = _drop_nonunique_indexes(url, database) if WITHOUT_INDEXES else []
     token = issue_token(env, slug="bench")
     with Server(env, workers=WORKERS) as server:
         base = server.url()
@@ -154,6 +160,8 @@ def ingest(database: str = "sqlite") -> None:
             rounds.append((bare, flags, flags["rps"] / bare["rps"], unstored, least))
     print(f"ingest on {database}: {ROUNDS} rounds of {INGEST_REQUESTS} POSTs each, {CLIENTS} concurrent clients, "
           f"gunicorn {WORKERS} workers; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    if dropped:
+        print(f"  DIAGNOSTIC: {len(dropped)} non-unique indexes of flags and events dropped: {', '.join(dropped)}")
     for n, (bare, flags, ratio, unstored, least) in enumerate(rounds, 1):
         print(f"  round {n}: bare Django JSON endpoint {bare['rps']:7.1f} req/s p95 {bare['p95_ms']:5.1f} ms "
               f"{bare['statuses']} server CPU {bare['cpu_ms']:.2f} ms/req | POST /api/v1/flags "
@@ -173,6 +181,34 @@ def ingest(database: str = "sqlite") -> None:
           "(how near the endpoint comes to the least a durable flag costs)")
     ratio = statistics.median(r[2] for r in rounds)
     print(f"  median ratio flags/bare   : {ratio:.2f}   (target >= 0.5: {'PASS' if ratio >= 0.5 else 'FAIL'})")
+
+
+_INGEST_TABLES = ("feedback_flag", "feedback_flagevent")
+
+
+def _drop_nonunique_indexes(url: str, database: str) -> list[str]:
+    """Drop the flag and event tables' non-unique indexes; return their names."""
+    if database == "postgresql":
+        from reliability.server import psql
+
+        name = url.rsplit("/", 1)[1]
+        tables = ", ".join(f"'{t}'" for t in _INGEST_TABLES)
+        names = psql(f"SELECT indexname FROM pg_indexes WHERE tablename IN ({tables}) "  # noqa: S608 - constants
+                     "AND indexdef NOT LIKE 'CREATE UNIQUE%' ORDER BY indexname", database=name).split()
+        if names:
+            psql("; ".join(f'DROP INDEX "{n}"' for n in names), database=name)
+        return names
+    import sqlite3
+
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+        # sql IS NULL: the indexes SQLite makes for UNIQUE columns, which cannot be dropped.
+        names = [n for (n,) in db.execute(
+            f"SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "  # noqa: S608 - constants
+            f"AND sql NOT LIKE 'CREATE UNIQUE%' AND tbl_name IN ({', '.join('?' * len(_INGEST_TABLES))}) "
+            "ORDER BY name", _INGEST_TABLES)]
+        for n in names:
+            db.execute(f'DROP INDEX "{n}"')
+    return names
 
 
 # --- 2. queue at a million flags -----------------------------------------------------
