@@ -19,7 +19,9 @@ STATUS_CHOICES = [
 class CaseFilterForm(forms.Form):
     q = forms.CharField(required=False, label="Search", max_length=200)
     status = forms.ChoiceField(required=False, choices=STATUS_CHOICES)
-    strategy = forms.CharField(required=False, label="Mined by", max_length=100)
+    # A strategy's exact name, as on its badge in the list (a badge links to this filter).
+    strategy = forms.CharField(required=False, label="Mined by", max_length=100,
+                               widget=forms.TextInput(attrs={"placeholder": "strategy name"}))
 
 
 class LabelForm(forms.Form):

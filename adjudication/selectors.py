@@ -4,12 +4,13 @@ from dataclasses import dataclass
 from datetime import UTC, date, timedelta
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from consoles.dbfunctions import UtcDay, as_date, day_bounds, day_start
 from consoles.errors import NotFound
+from consoles.lookups import HasString, ILike
 from consoles.models import Application
 from consoles.pagination import Keyset
 
@@ -63,11 +64,13 @@ def case_list(
         gold_label=_current_gold(),
         queued=Exists(QueueEntry.objects.filter(case=OuterRef("pk"), state=QueueState.OPEN)),
     )
+    # Both filters are written so PostgreSQL estimates them from the columns'
+    # statistics (consoles.lookups): a common match then walks the created index
+    # for one page instead of scanning and sorting every case.
     if q:
-        qs = qs.filter(Q(case_id__icontains=q) | Q(claim_subject__icontains=q) | Q(claim_text__icontains=q))
+        qs = qs.filter(ILike(F("case_id"), q) | ILike(F("claim_subject"), q) | ILike(F("claim_text"), q))
     if strategy:
-        # JSON list membership, portable across SQLite and PostgreSQL.
-        qs = qs.filter(mined_by__icontains=f'"{strategy}"')
+        qs = qs.filter(HasString(F("mined_by"), strategy))
     # Each status is a semi-join against a set of case keys the database builds
     # once per query, not the per-row subqueries above: a page walks the newest
     # cases until it has enough, and a status few cases have (gold early on)

@@ -71,6 +71,36 @@ def test_case_list_annotations_and_filters(application, curator, curator2, djang
     assert cases_needing_second_label_count(application=application) == 1
 
 
+def test_case_list_search_and_strategy_match_what_they_name(application):
+    """Both filters are written for PostgreSQL's planner now (consoles.lookups), as
+    ILIKE and JSON containment there and as LIKE and text search on SQLite; they
+    must mean the same on both: search is a case-insensitive substring with % and
+    _ taken literally, the strategy one whole item of mined_by, exactly."""
+    _case(application, "disk-1", claim={"subject": "Disk full", "text": "The agent wiped /var."},
+          mined_by=["sensor_disagreement", "high_uncertainty"])
+    _case(application, "net-2", claim={"subject": "net", "text": "100% of probes_failed."},
+          mined_by=["sensor_disagreement_v2"])
+    _case(application, "odd-3", claim={"subject": "quote", "text": "plain"}, mined_by=['say "hi"', "Ünïcode"])
+    _case(application, "bare-4", claim={"subject": "none", "text": "plain"}, mined_by=[])
+
+    def listed(**filters):
+        return sorted(c.case_id for c in case_list(application=application, **filters))
+
+    assert listed(q="DISK") == ["disk-1"]  # case-insensitive, on the case id and the subject
+    assert listed(q="WIPED /VAR") == ["disk-1"]  # and the claim's text
+    assert listed(q="100%") == ["net-2"] and listed(q="0% of") == ["net-2"]
+    assert listed(q="%") == ["net-2"] and listed(q="0%o") == []  # a literal percent sign, not "anything"
+    assert listed(q="probes_f") == ["net-2"] and listed(q="100_") == []  # an underscore, not "any one character"
+    assert listed(strategy="sensor_disagreement") == ["disk-1"]  # not its _v2
+    assert listed(strategy="high_uncertainty") == ["disk-1"]  # any item, not only the first
+    assert listed(strategy="sensor") == [] and listed(strategy="disagreement") == []
+    assert listed(strategy='say "hi"') == ["odd-3"] and listed(strategy="Ünïcode") == ["odd-3"]
+    assert listed(strategy="hi") == []
+    assert listed(strategy="Sensor_Disagreement") == []  # a strategy's exact name
+    assert listed(q="disk", strategy="high_uncertainty") == ["disk-1"]
+    assert listed(q="plain", strategy="sensor_disagreement") == []
+
+
 def test_case_list_statuses_are_what_each_case_holds(application, curator, curator2, django_assert_max_num_queries):
     """The statuses were filters on per-row subqueries; they are semi-joins now, and
     must still pick exactly the cases in each state (and only this application's)."""

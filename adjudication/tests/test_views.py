@@ -182,6 +182,9 @@ def test_case_list_pages_newest_first_by_cursor_keeping_its_filters(
     response = client.get(index, {"strategy": "sensor_disagreement", "cursor": "garbage"})
     assert response.status_code == 200 and "Invalid cursor." in response.content.decode()
     assert _listed(response.content.decode()) == ["odd-4", "odd-3"]
+    # Each strategy badge links to this filter, by the strategy's exact name.
+    unfiltered = client.get(index).content.decode()
+    assert 'href="?strategy=high_uncertainty"' in unfiltered and 'href="?strategy=sensor_disagreement"' in unfiltered
 
 
 def test_agreement_page_gate_and_figures(client, application, curator):
