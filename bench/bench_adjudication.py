@@ -194,7 +194,7 @@ def _case_list_at_scale(client, user, health_p95: float) -> None:
         deep = re.search(r'href="(\?[^"]+)" rel="next"', html).group(1).replace("&amp;", "&")
     pages = {"first page": "", "status: unlabelled": "?status=unlabelled",
              "status: gold (none has one)": "?status=gold", "strategy filter": "?strategy=sensor_disagreement",
-             "search: 1 case in 50": "?q=subject+7", "search: 1 case in 1,800": "?q=thing+1999",
+             "search: 1 case in 50": "?q=subject+7", "search: 1 case of all": "?q=thing+123456.",
              "101st page, by cursor": deep}
     print(f"case list at {LIST_ROWS:,} cases (filled in {fill:.0f} s), "
           f"p95 of {LIST_SAMPLES} (reference /healthz p95 {_ms(health_p95)}):")
