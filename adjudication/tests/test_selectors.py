@@ -1,3 +1,5 @@
+from importlib import import_module
+
 import pytest
 from django.db import connection, transaction
 from django.db.models import F
@@ -161,3 +163,28 @@ def test_the_search_is_one_the_trigram_index_can_serve(application):
             assert "adj_case_search_trgm" not in upper.explain()
     found = case_list(application=application, q="NUMBER 432 after")
     assert [c.case_id for c in found] == ["bulk-00432"]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's trigram index")
+def test_a_role_that_may_not_create_pg_trgm_migrates_without_the_index(capsys):
+    """The migration leaves the index out, says so on one line, and fails nothing;
+    the search still works (by reading the table). Run as a role without CREATE
+    on the database, after the extension is dropped (all rolled back after)."""
+    migration = import_module("adjudication.migrations.0004_case_search_trigram")
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("DROP EXTENSION pg_trgm CASCADE")
+            cursor.execute("CREATE ROLE console_test_no_create NOLOGIN")
+            cursor.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO console_test_no_create")
+            cursor.execute("SET LOCAL ROLE console_test_no_create")
+        with connection.schema_editor() as editor:
+            migration.forwards(None, editor)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'adj_case_search_trgm'")
+            assert cursor.fetchone() == (0,)
+            cursor.execute("RESET ROLE")
+        transaction.set_rollback(True)
+    assert capsys.readouterr().err.startswith("adjudication: no trigram index for the case search (pg_trgm: ")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_indexes WHERE indexname = 'adj_case_search_trgm'")
+        assert cursor.fetchone() == (1,)  # back, with the extension: nothing leaks into other tests
