@@ -10,6 +10,10 @@ pg_trgm ships with PostgreSQL and is a trusted extension: the database's owner
 may create it. Where it cannot be created (a server without it, or a role that
 may not) the index is left out with a warning, and the search still works, by
 reading the table. SQLite has no such index and reads the table.
+
+The index is built CONCURRENTLY (so not in the migration's transaction): on a
+deployment that already holds many cases, imports go on while it builds. A
+build that failed half-way leaves an invalid index, which a rerun replaces.
 """
 
 import sys
@@ -18,7 +22,7 @@ from django.db import DatabaseError, migrations, transaction
 
 INDEX = "adj_case_search_trgm"
 CREATE = (
-    f"CREATE INDEX IF NOT EXISTS {INDEX} ON adjudication_case "
+    f"CREATE INDEX CONCURRENTLY {INDEX} ON adjudication_case "
     "USING gin (case_id gin_trgm_ops, claim_subject gin_trgm_ops, claim_text gin_trgm_ops)"
 )
 
@@ -31,7 +35,7 @@ def forwards(apps, schema_editor):
         cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'")
         if cursor.fetchone() is None:
             try:
-                with transaction.atomic(using=connection.alias):  # a savepoint: a refusal spoils nothing
+                with transaction.atomic(using=connection.alias):  # its own: a refusal spoils nothing
                     cursor.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
             except DatabaseError as exc:
                 sys.stderr.write(
@@ -39,15 +43,23 @@ def forwards(apps, schema_editor):
                     "the search reads the table instead.\n"
                 )
                 return
-    schema_editor.execute(CREATE)
+        cursor.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", [INDEX])
+        found = cursor.fetchone()
+        if found is not None and found[0]:
+            return
+        if found is not None:
+            cursor.execute(f"DROP INDEX CONCURRENTLY {INDEX}")
+        cursor.execute(CREATE)
 
 
 def backwards(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(f"DROP INDEX IF EXISTS {INDEX}")
+        schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX}")
 
 
 class Migration(migrations.Migration):
+    atomic = False  # CREATE INDEX CONCURRENTLY cannot run in a transaction
+
     dependencies = [("adjudication", "0003_event_actor_kept")]
 
     operations = [migrations.RunPython(forwards, backwards)]
