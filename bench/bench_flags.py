@@ -199,8 +199,9 @@ def _drop_nonunique_indexes(url: str, database: str) -> list[str]:
             psql("; ".join(f'DROP INDEX "{n}"' for n in names), database=name)
         return names
     import sqlite3
+    from contextlib import closing
 
-    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:
+    with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as db, db:
         # sql IS NULL: the indexes SQLite makes for UNIQUE columns, which cannot be dropped.
         names = [n for (n,) in db.execute(
             f"SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "  # noqa: S608 - constants
