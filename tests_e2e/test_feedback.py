@@ -162,6 +162,25 @@ def test_created_the_sort_key_stays_in_view_beside_an_open_flag(new_page, queue)
         assert box["x"] + box["width"] <= detail["x"]
 
 
+def test_a_long_note_keeps_its_row_to_one_line(new_page, queue):
+    """A note of many words wrapped in its narrow column and made its row several
+    lines tall; it is cut to one line, and the whole note is the cell's tooltip."""
+    app, flags = queue
+    long_note = "the assistant invented a citation and then " * 6 + "<b>kept going</b>"
+    Flag.objects.filter(pk=flags[1].pk).update(note=long_note)
+    page = new_page()
+    page.set_viewport_size({"width": 1366, "height": 768})
+    login(page, "cora")
+    page.goto("/a/acme/flags/")
+    row = page.locator(f"tr[data-flag-id='{flags[1].public_id}']")
+    note = row.locator("td.note .clip")
+    expect(note).to_have_attribute("title", long_note)
+    one_line = row.locator("td.flag-id a").bounding_box()["height"]
+    assert note.bounding_box()["height"] < 1.5 * one_line
+    short_row = page.locator(f"tr[data-flag-id='{flags[0].public_id}']").bounding_box()["height"]
+    assert row.bounding_box()["height"] <= short_row + 1
+
+
 def test_an_open_flag_fits_a_phone_without_scrolling_sideways(new_page, queue):
     app, flags = queue
     # A decided flag: its history and a long unbroken word are what widen the pane.
