@@ -164,7 +164,7 @@ def test_created_the_sort_key_stays_in_view_beside_an_open_flag(new_page, queue)
 
 def test_a_long_note_keeps_its_row_to_one_line(new_page, queue):
     """A note of many words wrapped in its narrow column and made its row several
-    lines tall; it is cut to one line, and the whole note is the cell's tooltip."""
+    lines tall; it is cut to one line, and the note is the cell's tooltip."""
     app, flags = queue
     long_note = "the assistant invented a citation and then " * 6 + "<b>kept going</b>"
     Flag.objects.filter(pk=flags[1].pk).update(note=long_note)

@@ -44,6 +44,17 @@ def test_an_htmx_request_gets_only_the_rows(client, application, curator):
     assert response.status_code == 200 and "<html" not in html and 'id="queue-rows"' in html and "row note" in html
 
 
+def test_a_rows_note_tooltip_is_capped_and_escaped(client, application, curator):
+    """The queue carries each row's note as a tooltip: a 100,000-character note would
+    put megabytes into one page of rows, so the tooltip stops at 500 characters."""
+    FlagFactory(application=application, note="<i>x</i> " + "y" * 99_000)
+    client.force_login(curator)
+    html = client.get(_queue() + "?status=pending").content.decode()
+    title = html.split('class="clip" title="', 1)[1].split('"', 1)[0]
+    assert title.startswith("&lt;i&gt;x&lt;/i&gt; yyy") and title.endswith("…")
+    assert len(title.replace("&lt;", "<").replace("&gt;", ">")) == 500 and "y" * 600 not in html
+
+
 def test_filters_narrow_the_rows_and_bad_filters_say_why(client, application, curator):
     FlagFactory(application=application, problem="offensive", suggested_axis="toxicity", note="rude one")
     FlagFactory(application=application, note="made up one")
