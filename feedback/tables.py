@@ -30,8 +30,8 @@ class FlagTable(tables.Table):
     class Meta:
         model = Flag
         fields = ()
-        # Created (the sort key) beside the id: at laptop widths the last columns
-        # scroll inside the table's half of the screen, so the note goes last.
+        # Created (the sort key) beside the id. Beside an open flag on a laptop
+        # screen, region, author and note step aside (feedback.css): they come last.
         sequence = ("select", "public_id", "created", "status", "region", "problem", "axis", "author_kind", "note")
         order_by_field = "sort"
         empty_text = "No flags match these filters."

@@ -162,6 +162,35 @@ def test_created_the_sort_key_stays_in_view_beside_an_open_flag(new_page, queue)
         assert box["x"] + box["width"] <= detail["x"]
 
 
+@pytest.mark.parametrize(("width", "open_flag"), [(1280, True), (1280, False), (1366, True), (1366, False),
+                                                   (1920, True)])
+def test_the_queue_fits_a_laptop_beside_the_pane_without_scrolling_sideways(new_page, queue, width, open_flag):
+    """The table's last columns used to scroll out of sight inside its half of a
+    laptop screen. Beside an open flag the list keeps the columns that pick the next
+    flag (region, author and note are in the pane); with nothing open the pane is
+    only its hint; from 1,920 px every column fits beside an open flag."""
+    app, flags = queue
+    Flag.objects.filter(pk=flags[1].pk).update(note="the assistant invented a citation " * 4)
+    page = new_page()
+    page.set_viewport_size({"width": width, "height": 800})
+    login(page, "cora")
+    page.goto(f"/a/acme/flags/{flags[0].public_id}/" if open_flag else "/a/acme/flags/")
+    if open_flag:
+        expect(page.get_by_test_id("flag-detail")).to_contain_text("Flagged by")
+    overflow = page.evaluate("() => { const t = document.querySelector('.queue-table'); "
+                             "return t.scrollWidth - t.parentElement.clientWidth; }")
+    assert overflow <= 0
+    header_names = page.locator(".queue-table th").evaluate_all(
+        "ths => ths.filter(th => th.offsetParent !== null).map(th => th.textContent.trim())")
+    everything = ["Select", "Flag", "Created ↓", "Status", "Region", "Problem", "Axis", "Flagged by", "Note"]
+    if open_flag and width < 1920:
+        assert header_names == ["Select", "Flag", "Created ↓", "Status", "Problem", "Axis"]
+    else:
+        assert header_names == everything
+    rows = page.locator("#queue-rows").bounding_box()
+    assert rows["x"] + rows["width"] <= page.locator("#detail").bounding_box()["x"]
+
+
 def test_a_long_note_keeps_its_row_to_one_line(new_page, queue):
     """A note of many words wrapped in its narrow column and made its row several
     lines tall; it is cut to one line, and the note is the cell's tooltip."""
