@@ -163,6 +163,15 @@ def insert(instance: Model) -> Model:
     return _saved(instance)
 
 
+def prepared_cursor():
+    """A cursor for the hot path's fixed statements: on PostgreSQL one that has
+    the server plan each statement once per connection (see the backend's
+    `prepared_cursor`); elsewhere the usual one (SQLite compiles a statement
+    once per connection anyway)."""
+    prepared = getattr(connection, "prepared_cursor", None)
+    return prepared() if prepared is not None else connection.cursor()
+
+
 def pair_is_one_statement() -> bool:
     """Whether `insert_pair` writes with one statement here (atomic without a transaction)."""
     return connection.vendor == "postgresql"

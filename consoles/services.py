@@ -128,7 +128,7 @@ def token_authenticate(*, secret: str) -> ApiToken | None:
     token_cols = rowsql.read_plan(ApiToken, "t")
     app_cols = rowsql.read_plan(Application, "a")
     sql = _TOKEN_SQL.get(connection.vendor) or _TOKEN_SQL.setdefault(connection.vendor, _token_sql(token_cols, app_cols))
-    with connection.cursor() as cursor:
+    with rowsql.prepared_cursor() as cursor:
         cursor.execute(sql, [token_digest(secret)])
         row = cursor.fetchone()
     if row is None:

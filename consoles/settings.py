@@ -112,6 +112,11 @@ if DATABASE_URL:
         DATABASES["default"]["ENGINE"] = "consoles.backends.postgresql"
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+        # Django turns psycopg's prepared statements off (None); its own cursors bind
+        # on the client and never prepare anyway. A number lets the backend's
+        # `prepared_cursor` prepare the ingest's fixed statements, and only those:
+        # it asks for each, and nothing else runs often enough to reach this.
+        DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 2**31 - 1
 else:
     DATABASES = {
         "default": {

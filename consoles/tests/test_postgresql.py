@@ -80,3 +80,17 @@ def test_mid_transaction_the_check_asks_the_server(monkeypatch):
     finally:
         connection.rollback()
         connection.set_autocommit(True)
+
+
+def test_the_token_lookup_is_planned_once_per_connection_and_still_reads_fresh():
+    from consoles.services import token_authenticate, token_issue, token_revoke
+    from consoles.tests.factories import ApplicationFactory
+
+    issued = token_issue(name="ingest", application=ApplicationFactory())
+    for _ in range(3):
+        assert token_authenticate(secret=issued.secret).pk == issued.token.pk
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", ["%t.digest = $1%"])
+        assert cursor.fetchone()[0] == 1  # prepared once, executed three times
+    token_revoke(token=issued.token)
+    assert token_authenticate(secret=issued.secret) is None  # a prepared plan, not a cached answer
