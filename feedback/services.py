@@ -238,7 +238,8 @@ def flag_prepare(
     suggested = application.problem_axis_map.get(problem, "")
     # `at` lets imports and the demo keep the original time; clients never set it.
     now = at or timezone.now()
-    return Flag(
+    return rowsql.new(
+        Flag,
         public_id=flag_public_id(application=application, message_id=message_id, region=region,
                                  capture=is_capture),
         application=application,

@@ -227,3 +227,42 @@ def test_instance_from_runs_init_signals_when_something_listens():
     finally:
         post_init.disconnect(receiver, sender=Application)
     assert seen == [built]
+
+
+def _state_of(instance) -> dict:
+    return {k: v for k, v in instance.__dict__.items() if k != "_state"}
+
+
+def test_new_builds_what_the_constructor_builds_and_it_saves():
+    application = ApplicationFactory()
+    user = UserFactory(username="op")
+    values = dict(public_id="fb_" + "c" * 16, application=application, region="prompt", problem="fabricated",
+                  detector_scores={"hallucination": 0.5}, message_id="m-9", author_kind="operator",
+                  author_user=user, author_token=None, created_at=datetime(2026, 1, 2, tzinfo=UTC),
+                  updated_at=datetime(2026, 1, 2, tzinfo=UTC))
+    fast, orm = rowsql.new(Flag, **values), Flag(**values)
+    assert type(fast) is Flag and fast._state.adding and fast._state.db == orm._state.db
+    assert _state_of(fast) == _state_of(orm)  # every default too: status, version, blank texts, null keys
+    assert fast.application is application and fast.author_user is user  # the related objects, cached
+    fast.save()
+    assert Flag.objects.get(pk=fast.pk).author_user_id == user.pk
+
+
+def test_new_refuses_what_the_constructor_refuses_and_runs_init_signals():
+    from django.db.models.signals import post_init
+
+    with pytest.raises(TypeError, match="unexpected keyword arguments: colour"):
+        rowsql.new(Application, slug="x", colour="red")
+    with pytest.raises(ValueError):
+        rowsql.new(Flag, application=UserFactory())  # not an application, as the descriptor says
+    seen = []
+
+    def receiver(sender, instance, **kwargs):
+        seen.append(instance)
+
+    post_init.connect(receiver, sender=Application)
+    try:
+        built = rowsql.new(Application, slug="y", name="Y")
+    finally:
+        post_init.disconnect(receiver, sender=Application)
+    assert seen == [built]
