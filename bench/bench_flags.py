@@ -8,12 +8,16 @@
    database; 8 concurrent clients POST /api/v1/flags with an application token.
    Reference, same server and run: a bare Django JSON endpoint (parse the body,
    answer JSON) behind the same middleware. Target: ratio >= 0.5.
+   A flag is answered once its receipt is written and settled into the queue
+   after the answer, in batches (feedback.receipts); each round ends with one
+   read of the queue, which settles what is still waiting, inside the round's
+   time: the figure is flags all the way into the queue.
    Also shown, to tell the framework's share from the storage's: the same POST
    up to its write (token, schema, checks, answer; nothing stored), as a ratio to
-   the bare endpoint too; and the ceiling: the least a durable flag can cost
-   (token lookup, then the flag and its event through the driver in one
-   transaction, no framework and no checks), the most any implementation that
-   writes before it answers could reach here.
+   the bare endpoint too; and the flag and its event written in the request
+   (token lookup, then both rows through the driver in one transaction, no
+   framework and no checks): the least a flag written whole before its answer
+   costs, the design the receipts replaced.
    BENCH_FLAGS_WITHOUT_INDEXES=1 runs part 1 with the flag and event tables'
    non-unique indexes dropped after migrating (primary keys and the unique
    constraints the duplicate check needs stay): the share of a flag's cost that
@@ -94,7 +98,17 @@ def _measured(master_pid: int, run) -> dict:
     return result
 
 
-def _load(url: str, token: str, label: str) -> dict:
+def _settled(base: str, token: str) -> None:
+    """Read the queue once: what every read does first, settling the receipts
+    still waiting (feedback.receipts), so a round's time includes all its flags'
+    way into the queue, not only their answers."""
+    request = urllib.request.Request(f"{base}/api/v1/flags?limit=1",  # noqa: S310 - local server
+                                     headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - local server
+        response.read()
+
+
+def _load(url: str, token: str, label: str, then=None) -> dict:
     per_client = INGEST_REQUESTS // CLIENTS
     latencies: list[float] = []
     statuses: dict[int, int] = {}
@@ -125,6 +139,8 @@ def _load(url: str, token: str, label: str) -> dict:
         t.start()
     for t in threads:
         t.join()
+    if then is not None:
+        then()
     wall = time.perf_counter() - started
     return {"rps": len(latencies) / wall, "p95_ms": _p95(latencies) * 1000, "statuses": statuses}
 
@@ -154,7 +170,8 @@ def ingest(database: str = "sqlite") -> None:
         rounds = []
         for r in range(ROUNDS):
             bare = _measured(pid, lambda r=r: _load(f"{base}/bench/echo", token, f"echo{r}"))
-            flags = _measured(pid, lambda r=r: _load(f"{base}/api/v1/flags", token, f"flag{r}"))
+            flags = _measured(pid, lambda r=r: _load(f"{base}/api/v1/flags", token, f"flag{r}",
+                                                      then=lambda: _settled(base, token)))
             unstored = _measured(pid, lambda r=r: _load(f"{base}/bench/floor/flags", token, f"floor{r}"))
             least = _measured(pid, lambda r=r: _load(f"{base}/bench/ceiling/flags", token, f"ceiling{r}"))
             rounds.append((bare, flags, flags["rps"] / bare["rps"], unstored, least))
@@ -170,15 +187,15 @@ def ingest(database: str = "sqlite") -> None:
         print(f"           the same POST, nothing stored {unstored['rps']:7.1f} req/s p95 {unstored['p95_ms']:5.1f} ms "
               f"{unstored['statuses']} server CPU {unstored['cpu_ms']:.2f} ms/req | ratio to bare "
               f"{unstored['rps'] / bare['rps']:.2f}")
-        print(f"           ceiling: token + flag + event by the driver {least['rps']:7.1f} flags/s p95 "
+        print(f"           flag + event written in the request, by the driver {least['rps']:7.1f} flags/s p95 "
               f"{least['p95_ms']:5.1f} ms {least['statuses']} server CPU {least['cpu_ms']:.2f} ms/flag | ratio to bare "
               f"{least['rps'] / bare['rps']:.2f}")
     print(f"  median ratio, nothing stored: {statistics.median(r[3]['rps'] / r[0]['rps'] for r in rounds):.2f}   "
           "(the framework's share: authentication, schema, checks, answer)")
-    print(f"  median ratio, ceiling      : {statistics.median(r[4]['rps'] / r[0]['rps'] for r in rounds):.2f}   "
-          "(the most a flag written before the answer could reach here)")
-    print(f"  median ratio flags/ceiling : {statistics.median(r[1]['rps'] / r[4]['rps'] for r in rounds):.2f}   "
-          "(how near the endpoint comes to the least a durable flag costs)")
+    print(f"  median ratio, written whole: {statistics.median(r[4]['rps'] / r[0]['rps'] for r in rounds):.2f}   "
+          "(the most a flag written whole in its request could reach here)")
+    print(f"  median ratio flags/whole   : {statistics.median(r[1]['rps'] / r[4]['rps'] for r in rounds):.2f}   "
+          "(receipts against the least a flag written whole costs)")
     ratio = statistics.median(r[2] for r in rounds)
     print(f"  median ratio flags/bare   : {ratio:.2f}   (target >= 0.5: {'PASS' if ratio >= 0.5 else 'FAIL'})")
 

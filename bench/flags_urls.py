@@ -4,13 +4,13 @@
 - /bench/floor/flags: POST /api/v1/flags up to its write: the same ninja
   operation shape, token authentication, body schema, checks and answer, with
   nothing stored. What separates it from /api/v1/flags is the storage alone.
-- /bench/ceiling/flags: the least a durable flag can cost in this stack: a
-  plain view that looks the token up, then writes the flag and its `created`
-  event through the database driver itself (on SQLite in one transaction, on
-  PostgreSQL in one statement, as /api/v1/flags does), with no ninja, no ORM,
-  no checks and no duplicate handling: never serve this. Its ratio to the
-  bare endpoint is the most any implementation of POST /api/v1/flags that
-  writes before it answers could reach on this machine.
+- /bench/ceiling/flags: a flag written whole in its request, at the least it
+  can cost in this stack: a plain view that looks the token up, then writes the
+  flag and its `created` event through the database driver itself (on SQLite in
+  one transaction, on PostgreSQL in one statement), with no ninja, no ORM, no
+  checks and no duplicate handling: never serve this. Its ratio to the bare
+  endpoint was the most the design before receipts (`feedback.receipts`) could
+  reach on this machine.
 """
 
 import hashlib

@@ -167,6 +167,12 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# Ingest: an integration's flag is taken in as a receipt before its 201 and moved
+# into the queue after the answer, at most this often per server process, so
+# one settle moves what several requests took in (feedback.receipts). Every
+# read of flags settles first, whatever this is.
+FLAG_SETTLE_INTERVAL = float(os.environ.get("FLAG_SETTLE_INTERVAL", "0.25"))
+
 # --- Static files (whitenoise serves them, also in production) --------------
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"

@@ -41,6 +41,7 @@ from .models import (
     FlagStatus,
     Region,
 )
+from .receipts import flags_settle, flags_settle_for, receipt_owner
 
 PAGE_SIZE = 50
 ORDERS = ("-created", "created")
@@ -89,6 +90,9 @@ def _day_start(day: date) -> datetime:
 
 
 def flag_list(*, application: Application, filters: FlagFilters | None = None) -> QuerySet[Flag]:
+    """The application's flags under `filters`, every one acknowledged so far
+    included: receipts not yet in the queue are settled first (`feedback.receipts`)."""
+    flags_settle_for(application)
     filters = filters or FlagFilters()
     qs = Flag.objects.filter(application=application)
     for name in ("status", "axis", "region", "problem", "author_kind"):
@@ -126,11 +130,14 @@ def flag_page(
 
 
 def flag_get(*, application: Application, public_id: str) -> Flag:
-    flag = (
-        Flag.objects.select_related("application", "author_user", "author_token", "claimed_by")
-        .filter(application=application, public_id=public_id)
-        .first()
-    )
+    qs = Flag.objects.select_related("application", "author_user", "author_token", "claimed_by").filter(
+        application=application, public_id=public_id)
+    flag = qs.first()
+    if flag is None:
+        # Perhaps still a receipt (or being settled by another process: the
+        # settle waits for it), so read again once it is settled.
+        flags_settle_for(application)
+        flag = qs.first()
     if flag is None:
         raise NotFound("No such flag.")
     return flag
@@ -139,11 +146,12 @@ def flag_get(*, application: Application, public_id: str) -> Flag:
 def flag_get_by_public_id(*, public_id: str) -> Flag:
     """For the API, which then checks the caller's access to the flag's application
     (another tenant's flag is a 404 there, exactly like a missing one)."""
-    flag = (
-        Flag.objects.select_related("application", "author_user", "author_token")
-        .filter(public_id=public_id)
-        .first()
-    )
+    qs = Flag.objects.select_related("application", "author_user", "author_token").filter(public_id=public_id)
+    flag = qs.first()
+    owner = receipt_owner(public_id) if flag is None else None
+    if owner is not None:  # a receipt: settled (or waited for), then read again
+        flags_settle(application_id=owner)
+        flag = qs.first()
     if flag is None:
         raise NotFound("No such flag.")
     return flag
@@ -197,6 +205,7 @@ def flag_neighbours(*, application: Application, flag: Flag, filters: FlagFilter
 
 def pending_flag_count(*, application: Application, cap: int | None = None) -> int:
     """Pending user/operator flags, counted up to `cap` (a bounded index range)."""
+    flags_settle_for(application)
     qs = Flag.objects.filter(application=application, status=FlagStatus.PENDING).exclude(
         author_kind=AuthorKind.AGENT
     )
@@ -545,6 +554,7 @@ class DecisionDelays:
 
 def flag_count_in_status(*, application: Application, status: str) -> int:
     """Flags of the application in `status` now (a range of the (application, status, …) index)."""
+    flags_settle_for(application)
     return Flag.objects.filter(application=application, status=status).count()
 
 
@@ -555,6 +565,7 @@ def flag_transitions_by_day(*, application: Application, since: date) -> list[tu
     at the end of any day (the events are the append-only history).
     """
     last = timezone.now().date()
+    flags_settle_for(application)  # a receipt's flag is a transition already
     days = history_days(application=application, first=since, last=last, columns=["transitions"])
     return [(day, a, b, n) for day, sums in days.items() for a, b, n in sums.transitions]
 

@@ -26,6 +26,7 @@ from consoles.files import check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
+from . import receipts
 from .drafts import commit_drafts, contradictions, discard_drafts, render_drafts, stage_drafts
 from .exports import (
     EXPORT_FIELDS,
@@ -48,6 +49,7 @@ from .models import (
     ExportManifest,
     Flag,
     FlagEvent,
+    FlagReceipt,
     FlagReview,
     FlagStatus,
     Region,
@@ -87,6 +89,7 @@ class FlagSubmission:
     flag: Flag
     created: bool
     dropped: list[str] = field(default_factory=list)  # public ids of captures dropped at capacity
+    staged: bool = False  # taken in as a receipt, settled into the queue after the answer (feedback.receipts)
 
 
 def flag_public_id(*, application: Application, message_id: str, region: str, capture: bool) -> str:
@@ -262,7 +265,7 @@ def flag_prepare(
     )
 
 
-def flag_submit(*, application: Application, actor: Actor, **fields: Any) -> FlagSubmission:
+def flag_submit(*, application: Application, actor: Actor, stage: bool = False, **fields: Any) -> FlagSubmission:
     """Record a flag (or, with `capture_reason`, an automated capture); the fields
     are `flag_prepare`'s, and so are the errors.
 
@@ -270,8 +273,21 @@ def flag_submit(*, application: Application, actor: Actor, **fields: Any) -> Fla
     existing row with `created=False` and writes nothing. A capture is accepted
     only when the application opted in for that reason; at the application's
     capacity the oldest pending capture is dropped (seed 003), never a user flag.
+
+    With `stage` (the ingest API), an integration's user flag is written as a
+    receipt and settled into the queue after the answer (`feedback.receipts`);
+    the returned flag is then unsaved, with the id and values it will have.
     """
     flag = flag_prepare(application=application, actor=actor, **fields)
+    if stage and not flag.is_capture and not actor.is_human and fields.get("at") is None:
+        for _ in range(2):
+            if receipts.flag_stage(flag):
+                return FlagSubmission(flag=flag, created=True, staged=True)
+            receipts.flags_settle_for(application)
+            existing = _existing(application, flag.message_id, flag.region, False)
+            if existing is not None:
+                return FlagSubmission(flag=existing, created=False)
+            # Erased between the two statements: take it in again.
     is_capture, now = flag.is_capture, flag.created_at
     created = _event_row(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
                          actor=actor, at=now)
@@ -855,7 +871,10 @@ def subject_erase(
         raise InvalidInput(message, fields=errors)
     kind, value = next(iter(given.items()))
     now = timezone.now()
+    receipts.flags_settle_for(application)  # what was acknowledged is erased too
     with transaction.atomic():
+        # Settled receipts PostgreSQL still keeps a moment hold the subject's text.
+        FlagReceipt.objects.filter(application=application, **{kind: value}).delete()
         subject = Flag.objects.filter(application=application, **{kind: value})
         pks = list(subject.values_list("pk", flat=True))
         earliest = subject.aggregate(earliest=Min("created_at"))["earliest"]

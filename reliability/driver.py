@@ -89,12 +89,16 @@ def post_all(url: Callable[[], str], token: str, jobs: list[list[dict]],
 
 
 def flag_ids_in_database(env: dict[str, str], slug: str) -> tuple[set[str], int]:
-    """(public ids of the application's flags, flags without their `created` event)."""
+    """(public ids of the application's flags, flags without their `created` event),
+    read as the console reads them: receipts settled first (`feedback.receipts`)."""
     from .server import django_script
 
     out = django_script(env, (
         "import json\n"
         "from feedback.models import Flag, FlagEvent\n"
+        "from feedback.receipts import flags_settle\n"
+        # As every read does: what was acknowledged as a receipt goes into the queue first.
+        "flags_settle()\n"
         f"flags = Flag.objects.filter(application__slug={slug!r})\n"
         "ids = list(flags.values_list('public_id', flat=True))\n"
         "orphans = flags.exclude(pk__in=FlagEvent.objects.filter(action='created').values('flag_id')).count()\n"
