@@ -46,7 +46,8 @@ def _schema() -> dict:
 
 
 def _operations() -> list[tuple[str, str, dict]]:
-    return [(m, p, _schema()["paths"][p][m.lower()]) for m, p, _ in api_operations()]
+    paths = _schema()["paths"]  # built once: each build renders every operation's schema
+    return [(m, p, paths[p][m.lower()]) for m, p, _ in api_operations()]
 
 
 def _resolve(schema: dict, node: dict) -> dict:
