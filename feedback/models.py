@@ -281,17 +281,6 @@ class FlagReceipt(models.Model):
 
     public_id = models.CharField(max_length=19, primary_key=True)
     application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+", db_index=False)
-    region = models.CharField(max_length=8, choices=Region.choices)
-    problem = models.CharField(max_length=64)
-    suggested_axis = models.CharField(max_length=64, blank=True)
-    prompt = models.TextField(blank=True)
-    context = models.TextField(blank=True)
-    answer = models.TextField(blank=True)
-    detector_scores = models.JSONField(default=dict, blank=True)
-    note = models.TextField(blank=True)
-    message_id = models.CharField(max_length=200)
-    session_id = models.CharField(max_length=200, blank=True)
-    end_user_ref = models.CharField(max_length=200, blank=True)
     author_token = models.ForeignKey(
         ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
@@ -300,6 +289,13 @@ class FlagReceipt(models.Model):
 
     def __str__(self) -> str:
         return self.public_id
+
+
+# The flag's own columns a receipt carries, exactly as the flag has them.
+RECEIPT_COLUMNS = ("region", "problem", "suggested_axis", "prompt", "context", "answer", "detector_scores", "note",
+                   "message_id", "session_id", "end_user_ref")
+for _name in RECEIPT_COLUMNS:
+    FlagReceipt.add_to_class(_name, Flag._meta.get_field(_name).clone())
 
 
 class FlagReview(models.Model):

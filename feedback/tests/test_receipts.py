@@ -21,20 +21,13 @@ from feedback.models import ErasureRecord, Flag, FlagEvent, FlagReceipt
 from feedback.selectors import flag_page, pending_flag_count
 from feedback.services import subject_erase
 
+from .test_api import FLAG as API_FLAG
+
 pytestmark = pytest.mark.django_db
 
-FLAG = {
-    "region": "answer",
-    "problem": "fabricated",
-    "note": "invented a citation",
-    "prompt": "Who won the 1923 Paris Review prize?",
-    "context": "retrieved: nothing",
-    "answer": "The 1923 Paris Review prize went to ...",
-    "detector_scores": {"hallucination": 0.12, "jailbreak": 0.5},
-    "message_id": "msg_42",
-    "session_id": "sess_7",
-    "end_user_ref": "user-9",
-}
+# test_api's flag, with every text and the subject's reference set.
+FLAG = {**API_FLAG, "context": "retrieved: nothing", "detector_scores": {"hallucination": 0.12, "jailbreak": 0.5},
+        "end_user_ref": "user-9"}
 
 
 @pytest.fixture
