@@ -28,12 +28,14 @@ transaction), and neither does anything inside a caller's transaction.
 """
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.signals import request_finished, request_started
 from django.db import connection, transaction
 from django.db.models import Field, Model
 from django.utils import timezone
@@ -285,9 +287,32 @@ def _event_row(row: tuple) -> list[Any]:
     return [given[f.attname] for f in FlagEvent._meta.concrete_fields if f is not FlagEvent._meta.auto_field]
 
 
+# Within one request, an application's receipts are settled once: the views
+# that read flags through several selectors (the queue, the overview) ask once.
+_request = threading.local()
+
+
+def _request_started(**kwargs: Any) -> None:
+    _request.settled = set()
+
+
+def _request_finished(**kwargs: Any) -> None:
+    _request.settled = None
+
+
+request_started.connect(_request_started, dispatch_uid="feedback.receipts.request_started")
+request_finished.connect(_request_finished, dispatch_uid="feedback.receipts.request_finished")
+
+
 def flags_settle_for(application: Application) -> int:
     """What every read of an application's flags calls first: its receipts
-    settled (waiting for a settle another process has under way)."""
+    settled (waiting for a settle another process has under way); once per
+    request, every time outside one (a command, the shell)."""
+    settled = getattr(_request, "settled", None)
+    if settled is not None:
+        if application.pk in settled:
+            return 0
+        settled.add(application.pk)
     return flags_settle(application_id=application.pk)
 
 

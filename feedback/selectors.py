@@ -136,7 +136,7 @@ def flag_get(*, application: Application, public_id: str) -> Flag:
     if flag is None:
         # Perhaps still a receipt (or being settled by another process: the
         # settle waits for it), so read again once it is settled.
-        flags_settle_for(application)
+        flags_settle(application_id=application.pk)
         flag = qs.first()
     if flag is None:
         raise NotFound("No such flag.")

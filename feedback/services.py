@@ -283,7 +283,7 @@ def flag_submit(*, application: Application, actor: Actor, stage: bool = False, 
         for _ in range(2):
             if receipts.flag_stage(flag):
                 return FlagSubmission(flag=flag, created=True, staged=True)
-            receipts.flags_settle_for(application)
+            receipts.flags_settle(application_id=application.pk)
             existing = _existing(application, flag.message_id, flag.region, False)
             if existing is not None:
                 return FlagSubmission(flag=existing, created=False)
@@ -871,7 +871,7 @@ def subject_erase(
         raise InvalidInput(message, fields=errors)
     kind, value = next(iter(given.items()))
     now = timezone.now()
-    receipts.flags_settle_for(application)  # what was acknowledged is erased too
+    receipts.flags_settle(application_id=application.pk)  # what was acknowledged is erased too
     with transaction.atomic():
         # Settled receipts PostgreSQL still keeps a moment hold the subject's text.
         FlagReceipt.objects.filter(application=application, **{kind: value}).delete()
