@@ -216,3 +216,21 @@ def test_a_read_waits_for_a_settle_under_way_in_another_process_and_reads_its_fl
     thread.join()
     assert flag.public_id == flag_id and waited >= 0.2
     assert Flag.objects.count() == 1 and FlagEvent.objects.count() == 1
+
+
+def test_a_request_asks_once_per_application_and_a_command_every_time(application, tenant_pair):
+    from django.core.signals import request_finished, request_started
+    from django.test.utils import CaptureQueriesContext
+
+    def asked(*applications) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            for app in applications:
+                receipts.flags_settle_for(app)
+        return sum("feedback_flagreceipt" in q["sql"] for q in captured)
+
+    request_started.send(sender=None)
+    try:
+        assert asked(application, application, tenant_pair.a, application, tenant_pair.a) == 2
+    finally:
+        request_finished.send(sender=None)
+    assert asked(application, application) == 2  # no request: nothing remembered
