@@ -1,7 +1,8 @@
 """The database going away mid-request: 503, and nothing half-written.
 
-The failure is injected after the first write of the request's transaction (the
-flag row, the review's update), which is where a dropped connection hurts most.
+The failure is injected into the request's write of a flag's receipt, or after
+the first write of the request's transaction (the review's update), which is
+where a dropped connection hurts most.
 The reliability harness does the same for real, against PostgreSQL refusing
 connections (`python -m reliability --only faults`).
 """
@@ -14,20 +15,21 @@ from django.test import Client
 from django.urls import reverse
 
 from consoles.testing import bearer
-from feedback.models import Flag, FlagEvent, FlagReview
+from feedback.models import Flag, FlagEvent, FlagReceipt, FlagReview
 from feedback.tests.factories import FlagFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @contextmanager
-def _history_write_fails(error: Exception):
-    """The request's statement that writes a history row raises `error`: after
-    the flag's own write wherever that is a statement of its own (on PostgreSQL
-    a new flag and its history row are one statement)."""
+def _write_fails(error: Exception):
+    """The request's statement that writes a history row, or an integration's
+    flag as its receipt (the ingest's one write: feedback.receipts), raises
+    `error`; a review's history row is written after its update."""
 
     def fail(execute, sql, params, many, context):
-        if "feedback_flagevent" in sql and sql.lstrip().upper().startswith(("INSERT", "WITH")):
+        writes = sql.lstrip().upper().startswith(("INSERT", "WITH"))
+        if writes and ("feedback_flagevent" in sql or sql.split("(")[0].endswith('"feedback_flagreceipt" ')):
             raise error
         return execute(sql, params, many, context)
 
@@ -37,7 +39,7 @@ def _history_write_fails(error: Exception):
 
 @pytest.fixture
 def lost_database():
-    with _history_write_fails(OperationalError("server closed the connection unexpectedly")):
+    with _write_fails(OperationalError("server closed the connection unexpectedly")):
         yield
 
 
@@ -54,7 +56,7 @@ def test_api_write_answers_503_and_stores_nothing(browser, application, app_toke
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response.json()["error"]["code"] == "unavailable"
     assert "nothing was saved" in response.json()["error"]["message"]
-    assert not Flag.objects.exists() and not FlagEvent.objects.exists()
+    assert not Flag.objects.exists() and not FlagEvent.objects.exists() and not FlagReceipt.objects.exists()
 
 
 def test_screen_write_answers_503_and_leaves_the_flag_as_it_was(browser, application, curator, lost_database):
@@ -69,10 +71,10 @@ def test_screen_write_answers_503_and_leaves_the_flag_as_it_was(browser, applica
 
 
 def test_other_failures_stay_500_with_the_api_error_shape(browser, application, app_token):
-    with _history_write_fails(RuntimeError("a bug")):
+    with _write_fails(RuntimeError("a bug")):
         response = browser.post(
             "/api/v1/flags", {"region": "answer", "problem": "fabricated", "message_id": "m-1"},
             content_type="application/json", **bearer(app_token),
         )
     assert response.status_code == 500 and response.json()["error"]["code"] == "server_error"
-    assert not Flag.objects.exists()
+    assert not Flag.objects.exists() and not FlagReceipt.objects.exists()
