@@ -171,7 +171,7 @@ USE_TZ = True
 # into the queue after the answer, at most this often per server process, so
 # one settle moves what several requests took in (feedback.receipts). Every
 # read of flags settles first, whatever this is.
-FLAG_SETTLE_INTERVAL = float(os.environ.get("FLAG_SETTLE_INTERVAL", "0.25"))
+FLAG_SETTLE_INTERVAL = float(os.environ.get("FLAG_SETTLE_INTERVAL", "1"))
 
 # --- Static files (whitenoise serves them, also in production) --------------
 STATIC_URL = "static/"
