@@ -289,6 +289,10 @@ def flag_submit(*, application: Application, actor: Actor, stage: bool = False, 
                 return FlagSubmission(flag=existing, created=False)
             # Erased between the two statements: take it in again.
     is_capture, now = flag.is_capture, flag.created_at
+    if not is_capture:
+        # The same message may wait as an integration's receipt: settled first, it
+        # is the flag this one duplicates (200), not one dropped at its settle.
+        receipts.flags_settle(application_id=application.pk)
     created = _event_row(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
                          actor=actor, at=now)
     # A user flag on PostgreSQL is one statement, atomic on its own: no transaction

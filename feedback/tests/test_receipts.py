@@ -234,3 +234,14 @@ def test_a_request_asks_once_per_application_and_a_command_every_time(applicatio
     finally:
         request_finished.send(sender=None)
     assert asked(application, application) == 2  # no request: nothing remembered
+
+
+def test_a_curator_flagging_a_message_still_a_receipt_gets_the_integrations_flag(client, application, app_token,
+                                                                                 curator, held):
+    integration = _post(client, app_token, FLAG).json()
+    client.force_login(curator)
+    operator = client.post("/api/v1/flags", data={**FLAG, "application_id": application.slug, "note": "mine"},
+                           content_type="application/json")
+    assert operator.status_code == 200 and operator.json()["id"] == integration["id"]
+    assert operator.json()["note"] == FLAG["note"] and operator.json()["author_kind"] == "end_user"
+    assert Flag.objects.count() == 1 and not FlagReceipt.objects.filter(moved=False).exists()
