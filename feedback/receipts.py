@@ -159,7 +159,6 @@ def _statements() -> dict[str, str]:
 
 
 _flag_params: dict[str, list[Any]] = {}
-_event_plan: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {}
 
 
 def _flag_fixed_params() -> list[Any]:
