@@ -275,8 +275,9 @@ class FlagReceipt(models.Model):
     moves receipts into the queue after the answer, many at a time, and every
     read of flags settles first, so what was acknowledged is what is read.
 
-    A settled receipt stays a little while (`moved`), so a post of the same
-    message racing its settle still finds it and is answered 200.
+    On PostgreSQL a settled receipt stays a little while (`moved`), so a post
+    of the same message racing its settle still finds it and is answered 200;
+    SQLite deletes it in the settle's own transaction.
     """
 
     public_id = models.CharField(max_length=19, primary_key=True)

@@ -15,8 +15,9 @@ commit and one walk down each index for the whole batch.
 - What was acknowledged is what is read: every selector that reads flags (and
   every service that changes them) settles the application's receipts first.
 - The same message posted again is answered 200: the receipt (or the flag, once
-  settled) is found by the same statement that would write it. A settled
-  receipt is kept for `KEEP_MOVED` so a repost racing its settle still finds it.
+  settled) is found by the same statement that would write it. On PostgreSQL
+  a settled receipt is kept for `KEEP_MOVED` so a repost racing its settle
+  still finds it; SQLite's one writer at a time needs no such wait.
 - The writer settles after its answer has gone (`settle_after_answer`), at most
   once every `FLAG_SETTLE_INTERVAL` seconds per process, so under load one
   settle moves what several workers took in meanwhile.
@@ -24,7 +25,7 @@ commit and one walk down each index for the whole batch.
 A receipt's flag is the one `flag_prepare` built: the same id, values and
 `created_at` the 201 reported. Captures, operators' flags and imports do not
 come through here (a capture may drop another at capacity, in its own
-transaction), and neither does anything inside a caller's transaction.
+transaction); they settle the application's receipts before they write.
 """
 
 import logging
@@ -139,7 +140,7 @@ def _build_sql() -> dict[str, str]:
             )
     else:
         # SQLite: one writer at a time (the settle's BEGIN IMMEDIATE), so the
-        # batch the INSERT reads is the batch the UPDATE marks.
+        # batch the INSERT reads is the batch the DELETE removes.
         batch = f"SELECT public_id FROM {receipt} WHERE {due}"  # noqa: S608
         sql["settle"] = (
             f"INSERT INTO {flag} ({flag_columns}) SELECT {', '.join(selected)} FROM {receipt} r "  # noqa: S608
