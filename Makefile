@@ -29,8 +29,11 @@ demo: migrate
 run: demo
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
+# One worker per core (pytest-xdist), each with its own test database; a test module
+# stays on one worker, so a module's shared demo data is written once.
+PYTEST_WORKERS ?= auto
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 e2e: install
 	$(PY) -m pytest tests_e2e -p no:randomly

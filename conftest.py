@@ -1,4 +1,8 @@
+import io
+
 import pytest
+from django.core.management import call_command
+from django.db import transaction
 
 from consoles.models import Role
 from consoles.testing import TenantPair
@@ -8,6 +12,41 @@ from consoles.tests.factories import (
     UserFactory,
     application_token,
 )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Within each module, the tests that use `demo_loaded` run after the others.
+
+    The shared demo's outer transaction stays open until its module ends, so a test
+    that did not ask for the demo but ran after one that did would see its rows
+    (one asserting an empty table failed). Modules keep their order; the sort is stable.
+    """
+    modules: dict[str, int] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::", 1)[0], len(modules))
+    items.sort(key=lambda item: (modules[item.nodeid.split("::", 1)[0]],
+                                 "demo_loaded" in getattr(item, "fixturenames", ())))
+
+
+@pytest.fixture(scope="module")
+def demo_loaded(django_db_setup, django_db_blocker):
+    """`load_demo` once per test module, for tests that only need the demo's rows there.
+
+    As Django's `TestCase.setUpTestData` does: the demo is written inside an outer
+    transaction held open for the module, each test's own transaction nests in it as a
+    savepoint and is rolled back, and the outer one is rolled back at the end, so no
+    test sees another's writes and nothing outlives the module. One run costs about
+    2 s, and the tenant sweep and bad-input catalogue alone ran it 45 times.
+    """
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            call_command("load_demo", stdout=io.StringIO())
+            yield
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
 
 
 @pytest.fixture

@@ -8,8 +8,7 @@ from feedback.models import CaseFeedback
 
 
 @pytest.mark.django_db
-def test_demo_is_idempotent_and_has_enough_for_kappa():
-    call_command("load_demo", stdout=None)
+def test_demo_is_idempotent_and_has_enough_for_kappa(demo_loaded):
     counts = [Case.objects.count(), CaseLabel.objects.count(), GoldLabelRevision.objects.count(), QueueEntry.objects.count(), CaseFeedback.objects.count()]
     call_command("load_demo", stdout=None)
     assert [Case.objects.count(), CaseLabel.objects.count(), GoldLabelRevision.objects.count(), QueueEntry.objects.count(), CaseFeedback.objects.count()] == counts
@@ -28,11 +27,10 @@ def test_demo_is_idempotent_and_has_enough_for_kappa():
 
 
 @pytest.mark.django_db
-def test_the_tours_newer_plan_has_cases_left_to_enqueue():
+def test_the_tours_newer_plan_has_cases_left_to_enqueue(demo_loaded):
     from sampling.models import SamplingPlan
     from sampling.services import plan_enqueue
 
-    call_command("load_demo", stdout=None)
     waiting = SamplingPlan.objects.get(application__slug="acme-chat", enqueued_at__isnull=True)
     result = plan_enqueue(plan=waiting, actor=None)
     assert result.queued >= 1 and result.already_queued >= 1

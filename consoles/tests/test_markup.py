@@ -3,13 +3,11 @@ what a label, `aria-describedby` or `aria-labelledby` points at exists. (A label
 tied to a duplicated id names the wrong control; a description that points at
 nothing is silently dropped by screen readers.)"""
 
-import io
 from collections import Counter
 from html.parser import HTMLParser
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.urls import reverse
 
 from consoles.models import Application
@@ -58,8 +56,7 @@ def _pages(victims: list[Application]) -> list[str]:
     return pages
 
 
-def test_ids_are_unique_and_every_reference_names_an_element(client):
-    call_command("load_demo", stdout=io.StringIO())
+def test_ids_are_unique_and_every_reference_names_an_element(demo_loaded, client):
     client.force_login(get_user_model().objects.get(username="admin"))
     checked, problems = 0, {}
     for url in ["/login/", *_pages(list(Application.objects.order_by("slug")))]:

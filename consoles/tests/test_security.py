@@ -2,7 +2,6 @@
 every page, hashed tokens. (`check --deploy` is test_deploy.py.)"""
 
 import hashlib
-import io
 import json
 import os
 import subprocess
@@ -13,7 +12,6 @@ import pytest
 from axes.models import AccessAttempt
 from django.contrib import admin
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.urls import reverse
 
 from consoles.models import ApiToken
@@ -123,8 +121,7 @@ def test_production_cookies_are_secure_and_https_is_enforced():
 # --- CSP on every page ----------------------------------------------------------------
 
 
-def test_every_page_carries_a_strict_csp_header(client):
-    call_command("load_demo", stdout=io.StringIO())
+def test_every_page_carries_a_strict_csp_header(demo_loaded, client):
     from consoles.models import Application
 
     victims = list(Application.objects.order_by("slug"))

@@ -13,14 +13,12 @@ demo loader), so each app's own objects are there to be attacked; the attacker
 is an application of its own with an admin member and both kinds of token.
 """
 
-import io
 import json
 from collections.abc import Callable
 
 import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 
 from consoles.management.commands.load_demo import DEMO_TOKEN_SECRETS
 from consoles.models import Application, Role
@@ -97,8 +95,7 @@ def _object_counts() -> dict[str, int]:
 
 
 @pytest.fixture
-def world(db):
-    call_command("load_demo", stdout=io.StringIO())
+def world(demo_loaded, db):
     victims = list(Application.objects.filter(slug__in=DEMO_TOKEN_SECRETS).order_by("slug"))
     attacker_app = ApplicationFactory(slug="attacker")
     attacker = MembershipFactory(user=UserFactory(username="mallory"), application=attacker_app,

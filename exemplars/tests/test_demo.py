@@ -8,8 +8,7 @@ from exemplars.models import BankBuild, BankSettings, DetectorProfile
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_has_profiles_for_both_applications_and_a_bank_enabled_for_acme_only():
-    call_command("load_demo", stdout=io.StringIO())
+def test_demo_has_profiles_for_both_applications_and_a_bank_enabled_for_acme_only(demo_loaded):
     profiles = {(p.application.slug, p.name): p.axes for p in DetectorProfile.objects.select_related("application")}
     assert profiles[("acme-chat", "hummingbird")] != profiles[("acme-chat", "tapestry")]
     assert ("globex-verifier", "verifier-guard") in profiles

@@ -12,8 +12,7 @@ from feedback.selectors import reviewed_items
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_fills_both_queues_with_flags_and_captures_and_is_idempotent(client):
-    call_command("load_demo", stdout=io.StringIO())
+def test_demo_fills_both_queues_with_flags_and_captures_and_is_idempotent(demo_loaded, client):
     counts = (Flag.objects.count(), FlagEvent.objects.count(), FlagReview.objects.count())
     acme = Application.objects.get(slug="acme-chat")
     globex = Application.objects.get(slug="globex-verifier")
@@ -29,8 +28,7 @@ def test_demo_fills_both_queues_with_flags_and_captures_and_is_idempotent(client
     assert 'data-testid="count-pending-flags"' in page and "Unlabelled captures" in page
 
 
-def test_demo_verdicts_are_a_consistent_teams_with_one_dissent():
-    call_command("load_demo", stdout=io.StringIO())
+def test_demo_verdicts_are_a_consistent_teams_with_one_dissent(demo_loaded):
     acme = Application.objects.get(slug="acme-chat")
     globex = Application.objects.get(slug="globex-verifier")
     for application in (acme, globex):  # both verdicts are in the demo, on different texts

@@ -134,10 +134,7 @@ def test_the_backlog_note_names_the_day_of_each_figure(client, application, view
     assert f"Pending at the end of {today:%b %d}: 2 (at the end of {yesterday:%b %d}: {by_yesterday})." in html
 
 
-def test_the_proposal_states_are_named_in_full_on_the_chart(client):
-    from django.core.management import call_command
-
-    call_command("load_demo", stdout=None)
+def test_the_proposal_states_are_named_in_full_on_the_chart(demo_loaded, client):
     client.force_login(Flag.objects.first().application.memberships.first().user)
     html = client.get(_url("acme-chat")).content.decode()
     chart = html.split('data-testid="chart-proposals"', 1)[1].split("</svg>", 1)[0]

@@ -11,8 +11,7 @@ from sampling.models import SamplingPlan
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_has_an_enqueued_partly_labelled_plan_and_a_second_run_changes_nothing():
-    call_command("load_demo", stdout=StringIO())
+def test_demo_has_an_enqueued_partly_labelled_plan_and_a_second_run_changes_nothing(demo_loaded):
     plan = SamplingPlan.objects.get(application__slug="globex-verifier")
     assert plan.selected_count == 8 and plan.capped_count == 2
     assert plan.enqueued_at is not None and plan.enqueued_at < timezone.now() - timedelta(days=6)
