@@ -225,7 +225,11 @@ class Flag(models.Model):
             ),
         ]
         # The queue pages by keyset on (created_at, id) under each filter, so
-        # each filter has an index ending in that order: no scan, no COUNT(*).
+        # each selective filter has an index ending in that order: no scan, no
+        # COUNT(*). Region has two values: the (application[, status],
+        # created_at, id) indexes serve it, reading about twice a page's rows
+        # (EXPLAIN on both databases: the same plan shape, time within noise),
+        # so it has none of its own and ingest writes two B-trees fewer.
         indexes = [
             models.Index(fields=["application", "created_at", "id"], name="fb_flag_app_created"),
             models.Index(fields=["application", "status", "created_at", "id"], name="fb_flag_status_created"),
@@ -239,15 +243,11 @@ class Flag(models.Model):
                 fields=["application", "status", "author_kind", "created_at", "id"],
                 name="fb_flag_status_author",
             ),
-            models.Index(
-                fields=["application", "status", "region", "created_at", "id"], name="fb_flag_status_region"
-            ),
             models.Index(fields=["application", "axis", "created_at", "id"], name="fb_flag_axis_created"),
             models.Index(fields=["application", "problem", "created_at", "id"], name="fb_flag_problem_created"),
             models.Index(
                 fields=["application", "author_kind", "created_at", "id"], name="fb_flag_author_created"
             ),
-            models.Index(fields=["application", "region", "created_at", "id"], name="fb_flag_region_created"),
             models.Index(fields=["application", "updated_at", "id"], name="fb_flag_app_updated"),
             # The exemplar bank's per-score check: the latest approved change, one index lookup.
             models.Index(fields=["application", "status", "updated_at"], name="fb_flag_status_updated"),
