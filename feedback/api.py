@@ -262,8 +262,9 @@ def _batch_application(principal: Principal, payload: FlagBatchIn) -> Applicatio
     """The batch's application: its `application_id`, or the one its items name."""
     slug = payload.application_id
     if not slug and principal.kind != "application":
-        named = {item.get("application_id") for item in payload.flags if isinstance(item, dict)} - {None}
-        slug = next(iter(named)) if len(named) == 1 and isinstance(next(iter(named)), str) else None
+        named = [item.get("application_id") for item in payload.flags if isinstance(item, dict)]
+        slugs = {slug for slug in named if isinstance(slug, str) and slug and not has_nul(slug)}
+        slug = next(iter(slugs)) if len(slugs) == 1 else None
     return principal.application_for(slug, role=Role.CURATOR)
 
 

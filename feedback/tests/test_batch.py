@@ -109,9 +109,9 @@ def test_a_curator_batches_as_an_operator_naming_the_application(client, applica
     items = _batch(client, token, [_flag(0)], application_id=application.slug).json()["items"]
     assert items[0]["status"] == 201
     assert Flag.objects.get().author_kind == "operator"
-    # Or the items name it, all the same one.
-    items = _batch(client, token, [_flag(1, application_id=application.slug)]).json()["items"]
-    assert items[0]["status"] == 201
+    # Or the items name it, all the same one (anything else in their place is theirs to refuse).
+    items = _batch(client, token, [_flag(1, application_id=application.slug), _flag(2, application_id={})]).json()
+    assert [i["status"] for i in items["items"]] == [201, 422]
 
 
 def test_an_outsiders_batch_is_404_and_writes_nothing(client, tenant_pair):
