@@ -79,11 +79,3 @@ def tenant_pair(db) -> TenantPair:
         a=a, b=b, member_of_a=member_a, member_of_b=member_b,
         token_a=application_token(a), token_b=application_token(b),
     )
-
-
-@pytest.fixture(autouse=True)
-def _settle_flags_after_every_answer(settings):
-    """Every staged flag goes into the queue as its answer closes, so a test can
-    look at the tables right after a POST; tests of the interval itself (and of
-    reads settling what is still a receipt) set their own."""
-    settings.FLAG_SETTLE_INTERVAL = 0

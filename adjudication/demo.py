@@ -171,7 +171,7 @@ def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -
                     with demo_clock(promoted + timedelta(days=2)):
                         gold_promote(
                             application=application, case=case, label=theirs, adjudicator=first,
-                            rationale="On a second look the host log settles it.",
+                            rationale="On a second look the host log decides it.",
                         )
 
     token = ApiToken.objects.filter(application=application, kind="application").first()

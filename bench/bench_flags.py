@@ -4,20 +4,15 @@
     BENCH_FLAGS_ROWS=200000 python -m bench flags     # a smaller table
     BENCH_FLAGS_PARTS=queue-sqlite python -m bench flags
 
-1. Ingest: gunicorn (4 sync workers) serving the console on a scratch SQLite
-   database; 8 concurrent clients POST /api/v1/flags with an application token.
-   Reference, same server and run: a bare Django JSON endpoint (parse the body,
-   answer JSON) behind the same middleware. Target: ratio >= 0.5.
-   A flag is answered once its receipt is written and settled into the queue
-   after the answer, in batches (feedback.receipts); each round ends with one
-   read of the queue, which settles what is still waiting, inside the round's
-   time: the figure is flags all the way into the queue.
-   Also shown, to tell the framework's share from the storage's: the same POST
-   up to its write (token, schema, checks, answer; nothing stored), as a ratio to
-   the bare endpoint too; and the flag and its event written in the request
-   (token lookup, then both rows through the driver in one transaction, no
-   framework and no checks): the least a flag written whole before its answer
-   costs, the design the receipts replaced.
+1. Ingest: gunicorn (4 sync workers) serving the console on a scratch database
+   (SQLite, and PostgreSQL with `ingest-postgresql`); 8 concurrent clients.
+   a. Single flags: POST /api/v1/flags with an application token, each flag
+      written whole (the flag and its `created` event, one transaction) before
+      its 201. Target: >= 300 flags/s and p95 <= 50 ms. Shown beside it, as
+      information only: a bare Django JSON endpoint (parse the body, answer
+      JSON) behind the same middleware, same server, same run.
+   b. Batches: POST /api/v1/flags/batch, BENCH_FLAGS_BATCH_SIZE (500) flags per
+      request. Target: >= 5,000 flags/s.
    BENCH_FLAGS_WITHOUT_INDEXES=1 runs part 1 with the flag and event tables'
    non-unique indexes dropped after migrating (primary keys and the unique
    constraints the duplicate check needs stay): the share of a flag's cost that
@@ -50,6 +45,9 @@ WITHOUT_INDEXES = os.environ.get("BENCH_FLAGS_WITHOUT_INDEXES", "") == "1"
 ROUNDS = int(os.environ.get("BENCH_FLAGS_INGEST_ROUNDS", "3"))
 QUEUE_SAMPLES = int(os.environ.get("BENCH_FLAGS_QUEUE_SAMPLES", "40"))
 TARGET_MS = 50.0
+BATCH_SIZE = int(os.environ.get("BENCH_FLAGS_BATCH_SIZE", "500"))
+BATCH_REQUESTS = int(os.environ.get("BENCH_FLAGS_BATCH_REQUESTS", "48"))
+INGEST_TARGET_RPS, INGEST_TARGET_P95_MS, BATCH_TARGET_RPS = 300.0, 50.0, 5000.0
 
 
 def _p95(samples: list[float]) -> float:
@@ -98,18 +96,20 @@ def _measured(master_pid: int, run) -> dict:
     return result
 
 
-def _settled(base: str, token: str) -> None:
-    """Read the queue once: what every read does first, settling the receipts
-    still waiting (feedback.receipts), so a round's time includes all its flags'
-    way into the queue, not only their answers."""
-    request = urllib.request.Request(f"{base}/api/v1/flags?limit=1",  # noqa: S310 - local server
-                                     headers={"Authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(request, timeout=60) as response:  # noqa: S310 - local server
-        response.read()
+def _flag_body(label: str, n: int, i: int) -> dict:
+    return {
+        "region": "answer", "problem": "fabricated", "note": "invented a citation",
+        "prompt": "Who won the 1923 Paris Review prize? " * 4,
+        "answer": "The 1923 Paris Review prize went to ... " * 8,
+        "detector_scores": {"hallucination": 0.12, "jailbreak": 0.01},
+        "message_id": f"{label}-{n}-{i}", "session_id": f"sess-{n}",
+    }
 
 
-def _load(url: str, token: str, label: str, then=None) -> dict:
-    per_client = INGEST_REQUESTS // CLIENTS
+def _load(url: str, token: str, label: str, batch: int = 0, requests: int = INGEST_REQUESTS) -> dict:
+    """`requests` POSTs from CLIENTS threads; with `batch`, each POST is a batch of
+    that many flags, and the figure is flags per second (every item must be 201)."""
+    per_client = requests // CLIENTS
     latencies: list[float] = []
     statuses: dict[int, int] = {}
     lock = threading.Lock()
@@ -118,13 +118,10 @@ def _load(url: str, token: str, label: str, then=None) -> dict:
         headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
         mine, codes = [], {}
         for i in range(per_client):
-            body = json.dumps({
-                "region": "answer", "problem": "fabricated", "note": "invented a citation",
-                "prompt": "Who won the 1923 Paris Review prize? " * 4,
-                "answer": "The 1923 Paris Review prize went to ... " * 8,
-                "detector_scores": {"hallucination": 0.12, "jailbreak": 0.01},
-                "message_id": f"{label}-{n}-{i}", "session_id": f"sess-{n}",
-            }).encode()
+            if batch:
+                body = json.dumps({"flags": [_flag_body(f"{label}-{i}", n, k) for k in range(batch)]}).encode()
+            else:
+                body = json.dumps(_flag_body(label, n, i)).encode()
             status, elapsed = _post(url, body, headers)
             mine.append(elapsed)
             codes[status] = codes.get(status, 0) + 1
@@ -139,10 +136,8 @@ def _load(url: str, token: str, label: str, then=None) -> dict:
         t.start()
     for t in threads:
         t.join()
-    if then is not None:
-        then()
     wall = time.perf_counter() - started
-    return {"rps": len(latencies) / wall, "p95_ms": _p95(latencies) * 1000, "statuses": statuses}
+    return {"rps": len(latencies) * max(batch, 1) / wall, "p95_ms": _p95(latencies) * 1000, "statuses": statuses}
 
 
 def ingest(database: str = "sqlite") -> None:
@@ -161,43 +156,39 @@ def ingest(database: str = "sqlite") -> None:
     with Server(env, workers=WORKERS) as server:
         base = server.url()
         pid = server.process.pid
-        _load(f"{base}/bench/echo", token, "warm-echo")  # warm both paths up once
+        _load(f"{base}/bench/echo", token, "warm-echo")  # warm every path up once
         _load(f"{base}/api/v1/flags", token, "warm-flag")
-        _load(f"{base}/bench/floor/flags", token, "warm-floor")
-        _load(f"{base}/bench/ceiling/flags", token, "warm-ceiling")
-        # Alternate the two, several rounds: on a shared machine the load changes
-        # from second to second, and the median of paired ratios is what holds still.
+        _load(f"{base}/api/v1/flags/batch", token, "warm-batch", batch=BATCH_SIZE, requests=CLIENTS)
+        # Alternate them, several rounds: on a shared machine the load changes
+        # from second to second; the median round is what holds still.
         rounds = []
         for r in range(ROUNDS):
             bare = _measured(pid, lambda r=r: _load(f"{base}/bench/echo", token, f"echo{r}"))
-            flags = _measured(pid, lambda r=r: _load(f"{base}/api/v1/flags", token, f"flag{r}",
-                                                      then=lambda: _settled(base, token)))
-            unstored = _measured(pid, lambda r=r: _load(f"{base}/bench/floor/flags", token, f"floor{r}"))
-            least = _measured(pid, lambda r=r: _load(f"{base}/bench/ceiling/flags", token, f"ceiling{r}"))
-            rounds.append((bare, flags, flags["rps"] / bare["rps"], unstored, least))
-    print(f"ingest on {database}: {ROUNDS} rounds of {INGEST_REQUESTS} POSTs each, {CLIENTS} concurrent clients, "
-          f"gunicorn {WORKERS} workers; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+            flags = _measured(pid, lambda r=r: _load(f"{base}/api/v1/flags", token, f"flag{r}"))
+            batches = _measured(pid, lambda r=r: _load(f"{base}/api/v1/flags/batch", token, f"batch{r}",
+                                                        batch=BATCH_SIZE, requests=BATCH_REQUESTS))
+            rounds.append((bare, flags, batches))
+    print(f"ingest on {database}: {ROUNDS} rounds; {CLIENTS} concurrent clients, gunicorn {WORKERS} workers; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (a shared machine)")
     if dropped:
         print(f"  DIAGNOSTIC: {len(dropped)} non-unique indexes of flags and events dropped: {', '.join(dropped)}")
-    for n, (bare, flags, ratio, unstored, least) in enumerate(rounds, 1):
-        print(f"  round {n}: bare Django JSON endpoint {bare['rps']:7.1f} req/s p95 {bare['p95_ms']:5.1f} ms "
-              f"{bare['statuses']} server CPU {bare['cpu_ms']:.2f} ms/req | POST /api/v1/flags "
-              f"{flags['rps']:7.1f} flags/s p95 {flags['p95_ms']:5.1f} ms {flags['statuses']} "
-              f"server CPU {flags['cpu_ms']:.2f} ms/flag | ratio {ratio:.2f}")
-        print(f"           the same POST, nothing stored {unstored['rps']:7.1f} req/s p95 {unstored['p95_ms']:5.1f} ms "
-              f"{unstored['statuses']} server CPU {unstored['cpu_ms']:.2f} ms/req | ratio to bare "
-              f"{unstored['rps'] / bare['rps']:.2f}")
-        print(f"           flag + event written in the request, by the driver {least['rps']:7.1f} flags/s p95 "
-              f"{least['p95_ms']:5.1f} ms {least['statuses']} server CPU {least['cpu_ms']:.2f} ms/flag | ratio to bare "
-              f"{least['rps'] / bare['rps']:.2f}")
-    print(f"  median ratio, nothing stored: {statistics.median(r[3]['rps'] / r[0]['rps'] for r in rounds):.2f}   "
-          "(the framework's share: authentication, schema, checks, answer)")
-    print(f"  median ratio, written whole: {statistics.median(r[4]['rps'] / r[0]['rps'] for r in rounds):.2f}   "
-          "(the most a flag written whole in its request could reach here)")
-    print(f"  median ratio flags/whole   : {statistics.median(r[1]['rps'] / r[4]['rps'] for r in rounds):.2f}   "
-          "(receipts against the least a flag written whole costs)")
-    ratio = statistics.median(r[2] for r in rounds)
-    print(f"  median ratio flags/bare   : {ratio:.2f}   (target >= 0.5: {'PASS' if ratio >= 0.5 else 'FAIL'})")
+    for n, (bare, flags, batches) in enumerate(rounds, 1):
+        print(f"  round {n}: POST /api/v1/flags {flags['rps']:7.1f} flags/s p95 {flags['p95_ms']:5.1f} ms "
+              f"{flags['statuses']} server CPU {flags['cpu_ms']:.2f} ms/flag")
+        print(f"           POST /api/v1/flags/batch ({BATCH_SIZE}/request) {batches['rps']:8.0f} flags/s "
+              f"p95 {batches['p95_ms']:6.1f} ms/request {batches['statuses']} "
+              f"server CPU {batches['cpu_ms'] / BATCH_SIZE:.3f} ms/flag")
+        print(f"           information: bare Django JSON endpoint {bare['rps']:7.1f} req/s p95 "
+              f"{bare['p95_ms']:5.1f} ms server CPU {bare['cpu_ms']:.2f} ms/req")
+    single = statistics.median(r[1]["rps"] for r in rounds)
+    single_p95 = statistics.median(r[1]["p95_ms"] for r in rounds)
+    batch_rps = statistics.median(r[2]["rps"] for r in rounds)
+    ok = single >= INGEST_TARGET_RPS and single_p95 <= INGEST_TARGET_P95_MS
+    print(f"  median single flags: {single:.0f} flags/s, p95 {single_p95:.1f} ms   (target >= "
+          f"{INGEST_TARGET_RPS:.0f} flags/s and p95 <= {INGEST_TARGET_P95_MS:.0f} ms: {'PASS' if ok else 'FAIL'})")
+    print(f"  median batches     : {batch_rps:.0f} flags/s   (target >= {BATCH_TARGET_RPS:.0f}: "
+          f"{'PASS' if batch_rps >= BATCH_TARGET_RPS else 'FAIL'})")
+    print(f"  information, bare endpoint: {statistics.median(r[0]['rps'] for r in rounds):.0f} req/s")
 
 
 _INGEST_TABLES = ("feedback_flag", "feedback_flagevent")

@@ -200,19 +200,26 @@ def _field_name(loc: list[Any] | tuple[Any, ...]) -> str:
 _NOT_AN_OBJECT = {"missing", "model_type", "model_attributes_type", "dict_type"}
 
 
-@api.exception_handler(ValidationError)
-def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+def schema_error_fields(errors: list[dict[str, Any]], *, whole: str = "The body must be a JSON object.") -> dict[str, str]:
+    """Field name -> why, from pydantic's (or ninja's) validation errors: what every
+    422 of a schema says, and what each refused item of a batch says."""
     fields: dict[str, str] = {}
-    for err in exc.errors:
+    for err in errors:
         loc = tuple(err.get("loc", ()))
-        if len(loc) == 2 and loc[0] == "body" and err.get("type") in _NOT_AN_OBJECT:
+        if (len(loc) == 2 and loc[0] == "body" or not loc) and err.get("type") in _NOT_AN_OBJECT:
             # The body as a whole (empty, a list, a string): ninja names it after the view's
             # parameter ("payload") and the model ("FlagIn"), names no client has seen.
-            fields["__all__"] = "The body must be a JSON object."
+            fields["__all__"] = whole
             continue
         name = _field_name(loc)
         fields[name] = f"{fields[name]}; {err['msg']}" if name in fields else err["msg"]
-    return error_response(422, "validation_error", "The request does not match the schema.", fields)
+    return fields
+
+
+@api.exception_handler(ValidationError)
+def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpResponse:
+    return error_response(422, "validation_error", "The request does not match the schema.",
+                          schema_error_fields(exc.errors))
 
 
 @api.exception_handler(DomainError)

@@ -11,13 +11,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 
-def _has_nul(value: Any) -> bool:
+def has_nul(value: Any) -> bool:
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, list | tuple | set):
-        return any(_has_nul(v) for v in value)
+        return any(has_nul(v) for v in value)
     if isinstance(value, dict):
-        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
     return False
 
 
@@ -30,6 +30,6 @@ class StrictIn(BaseModel):
     @field_validator("*", mode="after")
     @classmethod
     def _no_nul(cls, value: Any) -> Any:
-        if _has_nul(value):
+        if has_nul(value):
             raise ValueError("Must not contain NUL (\\u0000) characters.")
         return value

@@ -108,15 +108,10 @@ DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # Django's backend with a health check that costs no round trip (see its docstring).
-        DATABASES["default"]["ENGINE"] = "consoles.backends.postgresql"
+        # Workers outlive a database restart: a reused connection is checked
+        # before a request's first query, and a dead server fails fast.
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
-        # Django turns psycopg's prepared statements off (None); its own cursors bind
-        # on the client and never prepare anyway. A number lets the backend's
-        # `prepared_cursor` prepare the ingest's fixed statements, and only those:
-        # it asks for each, and nothing else runs often enough to reach this.
-        DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 2**31 - 1
 else:
     DATABASES = {
         "default": {
@@ -166,12 +161,6 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-
-# Ingest: an integration's flag is taken in as a receipt before its 201 and moved
-# into the queue after the answer, at most this often per server process, so
-# one settle moves what several requests took in (feedback.receipts). Every
-# read of flags settles first, whatever this is.
-FLAG_SETTLE_INTERVAL = float(os.environ.get("FLAG_SETTLE_INTERVAL", "1"))
 
 # --- Static files (whitenoise serves them, also in production) --------------
 STATIC_URL = "static/"

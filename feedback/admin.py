@@ -4,7 +4,6 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from .models import Flag, FlagEvent, FlagReview
-from .receipts import flags_settle
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -28,10 +27,6 @@ class FlagAdmin(ReadOnlyAdmin):
     search_fields = ["public_id", "message_id"]
     show_full_result_count = False
     list_select_related = ["application"]
-
-    def get_queryset(self, request: HttpRequest):
-        flags_settle()  # every flag acknowledged so far is listed
-        return super().get_queryset(request)
 
 
 @admin.register(FlagReview)

@@ -4,15 +4,29 @@ Thin: parse (ninja schemas) -> access check (Principal) -> service/selector -> s
 """
 
 from datetime import date, datetime
-from typing import Literal
+from typing import Any, Literal
 
+import pydantic
 from django.http import HttpRequest
 from ninja import Field, Path, Query, Router, Schema
+from pydantic import ConfigDict, field_validator
 
 from consoles.access import Principal
-from consoles.api import CURSOR_QUERY, ERRORS, WRITE_ERRORS, ErrorOut, api, page_out, page_schema
-from consoles.models import Role
-from consoles.schemas import StrictIn
+from consoles.api import (
+    CURSOR_QUERY,
+    ERRORS,
+    WRITE_ERRORS,
+    ErrorBody,
+    ErrorOut,
+    api,
+    error_response,
+    page_out,
+    page_schema,
+    schema_error_fields,
+)
+from consoles.errors import InvalidInput, PermissionDeniedError
+from consoles.models import Application, Role
+from consoles.schemas import StrictIn, has_nul
 
 from .models import (
     AuthorKind,
@@ -24,9 +38,17 @@ from .models import (
     Region,
     Verdict,
 )
-from .receipts import after_answer
 from .selectors import FlagFilters, flag_events, flag_get_by_public_id, flag_page
-from .services import MAX_ID, MAX_TEXT, Actor, flag_review, flag_submit
+from .services import (
+    MAX_BATCH,
+    MAX_ID,
+    MAX_TEXT,
+    Actor,
+    BatchItem,
+    flag_review,
+    flag_submit,
+    flags_submit_batch,
+)
 
 router = Router(tags=["feedback"])
 
@@ -69,6 +91,53 @@ class FlagIn(StrictIn):
     capture_reason: Literal["low_confidence", "refused"] | None = Field(
         None, description="Set by the runtime for an automated capture; needs capture enabled for that reason."
     )
+
+
+def submission_fields(payload: FlagIn) -> dict[str, Any]:
+    """What `flag_submit` (and each item of `flags_submit_batch`) takes from a posted flag."""
+    return {**payload.model_dump(exclude={"application_id", "capture_reason"}),
+            "capture_reason": payload.capture_reason or ""}
+
+
+class FlagBatchIn(pydantic.BaseModel):
+    # Not StrictIn: its checks would refuse the whole batch for one bad item; each
+    # item is checked as FlagIn by itself, and only the batch's own field here.
+    model_config = ConfigDict(extra="forbid")
+
+    application_id: str | None = Field(
+        None, description="The application's slug: optional with an application token (must match), "
+        "required with a personal token or a session unless the items name it. An item naming another "
+        "application than the batch's is refused (403)."
+    )
+    flags: list[Any] = Field(
+        min_length=1,
+        description=f"1 to {MAX_BATCH} flags, each exactly what POST /api/v1/flags takes (more is 413).",
+        # Each item is checked as FlagIn by itself (a bad one refuses only itself),
+        # so the list takes any objects; the schema says what each must be.
+        json_schema_extra={"items": FlagIn.model_json_schema(), "maxItems": MAX_BATCH},
+    )
+
+    @field_validator("application_id", mode="after")
+    @classmethod
+    def _no_nul(cls, value: str | None) -> str | None:
+        if has_nul(value):
+            raise ValueError("Must not contain NUL (\\u0000) characters.")
+        return value
+
+
+class BatchItemOut(Schema):
+    index: int = Field(description="The item's position in `flags`, from 0.")
+    status: Literal[201, 200, 403, 422] = Field(
+        description="201 written; 200 already stored (or an earlier item of this batch), with its id; "
+        "422 invalid (`error.fields` names the field); 403 not allowed (capture off, another application). "
+        "A refused item wrote nothing."
+    )
+    id: str | None = Field(description="The flag's id (201 and 200), else null.")
+    error: ErrorBody | None = Field(description="Why the item was refused (403 and 422), else null.")
+
+
+class FlagBatchOut(Schema):
+    items: list[BatchItemOut] = Field(description="One per posted flag, in the order posted.")
 
 
 class EventOut(Schema):
@@ -178,23 +247,73 @@ def flag_create(request: HttpRequest, payload: FlagIn):
     201 with the new flag; 200 with the existing one when the same
     `(application, message_id, region)` was already flagged (nothing is created).
     A capture is refused with 403 while the application has capture (or that reason) off.
+    The flag is stored, with its history, before the answer is sent.
     """
     principal: Principal = request.auth
     application = principal.application_for(payload.application_id, role=Role.CURATOR)
-    result = flag_submit(
-        application=application,
-        actor=_actor(principal),
-        capture_reason=payload.capture_reason or "",
-        stage=True,
-        **payload.model_dump(exclude={"application_id", "capture_reason"}),
-    )
+    result = flag_submit(application=application, actor=_actor(principal), **submission_fields(payload))
     # flag_out() is FlagOut's shape (the API and fuzzing tests hold every response to
     # the schema), so it is rendered as it is: validating 27 fields again on every
     # ingest cost a sixth of this endpoint's time.
-    response = api.create_response(request, flag_out(result.flag), status=201 if result.created else 200)
-    if result.staged:
-        after_answer(response)  # the receipt goes into the queue once the answer is sent
-    return response
+    return api.create_response(request, flag_out(result.flag), status=201 if result.created else 200)
+
+
+def _batch_application(principal: Principal, payload: FlagBatchIn) -> Application:
+    """The batch's application: its `application_id`, or the one its items name."""
+    slug = payload.application_id
+    if not slug and principal.kind != "application":
+        named = [item.get("application_id") for item in payload.flags if isinstance(item, dict)]
+        slugs = {slug for slug in named if isinstance(slug, str) and slug and not has_nul(slug)}
+        slug = next(iter(slugs)) if len(slugs) == 1 else None
+    return principal.application_for(slug, role=Role.CURATOR)
+
+
+def _batch_item(raw: Any, application: Application) -> BatchItem:
+    """One posted item checked as POST /api/v1/flags checks its body (FlagIn)."""
+    try:
+        payload = FlagIn.model_validate(raw)
+    except pydantic.ValidationError as exc:
+        fields = schema_error_fields(exc.errors(), whole="The item must be a JSON object.")
+        return BatchItem(fields={}, error=InvalidInput("The flag does not match the schema.", fields=fields))
+    if payload.application_id and payload.application_id != application.slug:
+        return BatchItem(fields={}, error=PermissionDeniedError(
+            "This item names another application than the batch's.", code="application_mismatch",
+            fields={"application_id": "does not match the batch's application"}))
+    return BatchItem(fields=submission_fields(payload))
+
+
+@router.post(
+    "/flags/batch",
+    response={200: FlagBatchOut, 409: ErrorOut, **WRITE_ERRORS},
+    summary=f"Flag many messages at once (1 to {MAX_BATCH})",
+)
+def flag_create_batch(request: HttpRequest, payload: FlagBatchIn):
+    """For busy runtimes and backfills: up to 500 flags of one application in one
+    request, each item exactly what POST /api/v1/flags takes, checked and
+    deduplicated as that endpoint does. The answer is 200 with one entry per item,
+    in order: 201 written, 200 already stored (with its id; also a repeat within
+    this batch), 422 invalid, 403 not allowed. The valid items are stored, with
+    their history, in one transaction before the answer is sent; a refused item
+    writes nothing and does not hold the others back.
+
+    More than 500 items is 413; none is 422. An integration posts with its
+    application token; a curator with a personal token or a session, naming
+    `application_id` (the batch's, or the same one in every item).
+    """
+    if len(payload.flags) > MAX_BATCH:
+        return error_response(413, "too_large", f"A batch holds at most {MAX_BATCH} flags; this one has "
+                              f"{len(payload.flags)}.", {"flags": f"at most {MAX_BATCH} items"})
+    principal: Principal = request.auth
+    application = _batch_application(principal, payload)
+    items = [_batch_item(raw, application) for raw in payload.flags]
+    flags_submit_batch(application=application, actor=_actor(principal), items=items)
+    # FlagBatchOut's shape (the contract tests and schemathesis hold it to the
+    # schema), rendered as it is, like flag_create's: not 500 items validated again.
+    return api.create_response(request, {"items": [
+        {"index": index, "status": item.status, "id": item.flag.public_id if item.error is None else None,
+         "error": item.error.as_dict()["error"] if item.error is not None else None}
+        for index, item in enumerate(items)
+    ]}, status=200)
 
 
 @router.get("/flags", response={200: FlagListOut, **ERRORS}, summary="List flags (cursor pagination)")

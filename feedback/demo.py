@@ -8,7 +8,7 @@ newest flags are still pending: the backlog the queue starts from.
 """
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 
@@ -16,7 +16,7 @@ from consoles.democlock import demo_clock
 from consoles.models import ApiToken, Application, TokenKind
 
 from .models import Flag
-from .services import Actor, flag_review, flag_submit
+from .services import BATCH_CREATED, Actor, BatchItem, flag_review, flags_submit_batch
 
 ACME_FLAGS = [
     ("answer", "fabricated", "invented a citation", "Who won the 1923 Paris Review prize?",
@@ -102,27 +102,25 @@ def load_demo_flags(*, application: Application, users: dict) -> None:
     # Spread over the last days so the queue looks lived in (oldest first).
     stamps = sorted(now - timedelta(hours=5 * i + rng.randint(0, 4), minutes=rng.randint(0, 59))
                      for i in range(total))
-    created: list[Flag] = []
+    # One batch, as an integration backfilling would post it (POST /api/v1/flags/batch).
+    items: list[BatchItem] = []
     for i, (region, problem, note, prompt, answer, context) in enumerate(rows):
         scores = {application.problem_axis_map[problem]: round(rng.uniform(0.05, 0.45), 2),
                   rng.choice(application.axes): round(rng.uniform(0.0, 0.3), 2)}
-        result = flag_submit(
-            application=application, actor=integration, region=region, problem=problem, note=note,
-            prompt=prompt, answer=answer, context=context, detector_scores=scores,
-            message_id=f"demo-{application.slug}-{i:03d}", session_id=f"sess-{rng.randint(100, 999)}",
-            end_user_ref=f"user-{rng.randint(1000, 9999)}", at=stamps[i],
-        )
-        if result.created:
-            created.append(result.flag)
+        items.append(BatchItem(fields=dict(
+            region=region, problem=problem, note=note, prompt=prompt, answer=answer, context=context,
+            detector_scores=scores, message_id=f"demo-{application.slug}-{i:03d}",
+            session_id=f"sess-{rng.randint(100, 999)}", end_user_ref=f"user-{rng.randint(1000, 9999)}", at=stamps[i],
+        )))
     if application.capture_enabled:
         for i, (reason, prompt, answer, scores) in enumerate(CAPTURES):
             if application.captures_reason(reason):
-                result = flag_submit(application=application, actor=integration, region="answer",
-                                     capture_reason=reason, prompt=prompt, answer=answer,
-                                     detector_scores=scores, message_id=f"demo-capture-{i:03d}",
-                                     at=stamps[len(rows) + i])
-                if result.created:
-                    created.append(result.flag)
+                items.append(BatchItem(fields=dict(
+                    region="answer", capture_reason=reason, prompt=prompt, answer=answer, detector_scores=scores,
+                    message_id=f"demo-capture-{i:03d}", at=stamps[len(rows) + i])))
+    flags_submit_batch(application=application, actor=integration, items=items)
+    _refused(items)
+    created: list[Flag] = [item.flag for item in items if item.status == BATCH_CREATED]
     # Decide a few (only on the first load) so history and filters have something to show.
     curator = users.get("curator")
     if curator is None:
@@ -154,6 +152,7 @@ def _load_traffic(*, application: Application, users: dict, integration: Actor, 
     # Seeded per application: every run draws the same numbers, so a second run
     # finds the same message ids and creates nothing.
     rng = random.Random(f"traffic-{application.slug}")
+    items: list[tuple[BatchItem, dict, datetime]] = []
     for day in range(TRAFFIC_DAYS, 0, -1):
         for k in range(per_day + (day % 3 == 0)):
             region, problem, note, prompt, answer, context = rows[rng.randrange(len(rows))]
@@ -163,25 +162,33 @@ def _load_traffic(*, application: Application, users: dict, integration: Actor, 
             decision = _draw_decision(rng)
             # A row's verdict is the team's; the one dissent is the bank demo's "004" (exemplars/demo.py).
             decision["verdict"] = "false_positive" if note == OVER_FLAGS[application.slug][2] else "false_negative"
-            result = flag_submit(
-                application=application, actor=integration, region=region, problem=problem, note=note,
-                prompt=prompt, answer=answer, context=context, detector_scores=scores,
-                message_id=f"demo-{application.slug}-traffic-{day:02d}-{k}", session_id=f"sess-{rng.randint(100, 999)}",
-                end_user_ref=f"user-{rng.randint(1000, 9999)}", at=at,
-            )
-            if result.created:
-                _decide(result.flag, decision, users=users, at=at, now=now)
+            items.append((BatchItem(fields=dict(
+                region=region, problem=problem, note=note, prompt=prompt, answer=answer, context=context,
+                detector_scores=scores, message_id=f"demo-{application.slug}-traffic-{day:02d}-{k}",
+                session_id=f"sess-{rng.randint(100, 999)}", end_user_ref=f"user-{rng.randint(1000, 9999)}", at=at,
+            )), decision, at))
         if application.capture_enabled and day <= 20:
             reason = "low_confidence" if day % 4 else "refused"
             _, prompt, answer, scores = CAPTURES[day % len(CAPTURES)]
             at = now - timedelta(days=day, hours=rng.uniform(-8, 8))
             decision = _draw_decision(rng, label=rng.choice(application.capture_labels))
             if application.captures_reason(reason):
-                result = flag_submit(application=application, actor=integration, region="answer",
-                                     capture_reason=reason, prompt=prompt, answer=answer,
-                                     detector_scores=scores, message_id=f"demo-capture-traffic-{day:02d}", at=at)
-                if result.created:
-                    _decide(result.flag, decision, users=users, at=at, now=now)
+                items.append((BatchItem(fields=dict(
+                    region="answer", capture_reason=reason, prompt=prompt, answer=answer, detector_scores=scores,
+                    message_id=f"demo-capture-traffic-{day:02d}", at=at)), decision, at))
+    # The four weeks arrive as one batch; each new flag is then decided in its time.
+    flags_submit_batch(application=application, actor=integration, items=[item for item, _, _ in items])
+    _refused([item for item, _, _ in items])
+    for item, decision, at in items:
+        if item.status == BATCH_CREATED:
+            _decide(item.flag, decision, users=users, at=at, now=now)
+
+
+def _refused(items: list[BatchItem]) -> None:
+    """The demo's own rows are valid: a refusal is a bug in them, said at once."""
+    for item in items:
+        if item.error is not None:
+            raise item.error
 
 
 def _draw_decision(rng: random.Random, label: str = "") -> dict:

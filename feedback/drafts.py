@@ -244,7 +244,7 @@ def render_yaml(
     if marked:
         header += (
             f"# {count(marked, 'item')} contradict{'s' if marked == 1 else ''} another review (same axis, region "
-            "and text, the opposite verdict): see provenance.contradicted_by, and settle them before merging.\n"
+            "and text, the opposite verdict): see provenance.contradicted_by, and resolve them before merging.\n"
         )
     body = yaml.dump(
         document, Dumper=_DraftDumper, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100

@@ -36,7 +36,7 @@ from .models import FlagEvent, FlagReview, FlagStatus, HistoryDay, HistoryEpoch
 DECIDED_STATUSES = (FlagStatus.APPROVED, FlagStatus.REJECTED, FlagStatus.LABELLED)
 # A day is stored once it ended this long ago: a write that began before
 # midnight and commits just after it is not missed.
-SETTLE = timedelta(minutes=10)
+STORE_AFTER = timedelta(minutes=10)
 WAIT_DTYPE = np.dtype("<i8")
 COLUMNS = ("transitions", "decisions", "approvals", "waits")
 
@@ -63,7 +63,7 @@ def history_days_forget(*, application_id: int) -> None:
 
 def _first_live_day(now: datetime) -> date:
     """Days before this one are stored; this one and later are summed live."""
-    return (now - SETTLE).date()
+    return (now - STORE_AFTER).date()
 
 
 def history_dated_past(at: datetime) -> bool:

@@ -41,7 +41,6 @@ from .models import (
     FlagStatus,
     Region,
 )
-from .receipts import flags_settle, flags_settle_for, receipt_owner
 
 PAGE_SIZE = 50
 ORDERS = ("-created", "created")
@@ -90,9 +89,8 @@ def _day_start(day: date) -> datetime:
 
 
 def flag_list(*, application: Application, filters: FlagFilters | None = None) -> QuerySet[Flag]:
-    """The application's flags under `filters`, every one acknowledged so far
-    included: receipts not yet in the queue are settled first (`feedback.receipts`)."""
-    flags_settle_for(application)
+    """The application's flags under `filters` (every acknowledged flag is a row:
+    it was written whole before its answer)."""
     filters = filters or FlagFilters()
     qs = Flag.objects.filter(application=application)
     for name in ("status", "axis", "region", "problem", "author_kind"):
@@ -134,11 +132,6 @@ def flag_get(*, application: Application, public_id: str) -> Flag:
         application=application, public_id=public_id)
     flag = qs.first()
     if flag is None:
-        # Perhaps still a receipt (or being settled by another process: the
-        # settle waits for it), so read again once it is settled.
-        flags_settle(application_id=application.pk)
-        flag = qs.first()
-    if flag is None:
         raise NotFound("No such flag.")
     return flag
 
@@ -148,10 +141,6 @@ def flag_get_by_public_id(*, public_id: str) -> Flag:
     (another tenant's flag is a 404 there, exactly like a missing one)."""
     qs = Flag.objects.select_related("application", "author_user", "author_token").filter(public_id=public_id)
     flag = qs.first()
-    owner = receipt_owner(public_id) if flag is None else None
-    if owner is not None:  # a receipt: settled (or waited for), then read again
-        flags_settle(application_id=owner)
-        flag = qs.first()
     if flag is None:
         raise NotFound("No such flag.")
     return flag
@@ -205,7 +194,6 @@ def flag_neighbours(*, application: Application, flag: Flag, filters: FlagFilter
 
 def pending_flag_count(*, application: Application, cap: int | None = None) -> int:
     """Pending user/operator flags, counted up to `cap` (a bounded index range)."""
-    flags_settle_for(application)
     qs = Flag.objects.filter(application=application, status=FlagStatus.PENDING).exclude(
         author_kind=AuthorKind.AGENT
     )
@@ -554,7 +542,6 @@ class DecisionDelays:
 
 def flag_count_in_status(*, application: Application, status: str) -> int:
     """Flags of the application in `status` now (a range of the (application, status, …) index)."""
-    flags_settle_for(application)
     return Flag.objects.filter(application=application, status=status).count()
 
 
@@ -565,7 +552,6 @@ def flag_transitions_by_day(*, application: Application, since: date) -> list[tu
     at the end of any day (the events are the append-only history).
     """
     last = timezone.now().date()
-    flags_settle_for(application)  # a receipt's flag is a transition already
     days = history_days(application=application, first=since, last=last, columns=["transitions"])
     return [(day, a, b, n) for day, sums in days.items() for a, b, n in sums.transitions]
 

@@ -3,7 +3,6 @@ transaction, validates before writing and appends its FlagEvent (and, for a
 human decision, its FlagReview) in that same transaction.
 """
 
-import contextlib
 import hashlib
 import hmac
 import json
@@ -20,13 +19,11 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Min, Q
 from django.utils import timezone
 
-from consoles import rowsql
-from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
+from consoles.errors import Conflict, DomainError, InvalidInput, PermissionDeniedError
 from consoles.files import check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
-from . import receipts
 from .drafts import commit_drafts, contradictions, discard_drafts, render_drafts, stage_drafts
 from .exports import (
     EXPORT_FIELDS,
@@ -34,7 +31,7 @@ from .exports import (
     encode_id_set,
     jsonl_chunks,
 )
-from .history import history_dated_past, history_days_forget, history_written
+from .history import history_days_forget, history_written
 from .models import (
     PUBLIC_ID_PREFIX,
     ActorKind,
@@ -49,7 +46,6 @@ from .models import (
     ExportManifest,
     Flag,
     FlagEvent,
-    FlagReceipt,
     FlagReview,
     FlagStatus,
     Region,
@@ -89,7 +85,6 @@ class FlagSubmission:
     flag: Flag
     created: bool
     dropped: list[str] = field(default_factory=list)  # public ids of captures dropped at capacity
-    staged: bool = False  # taken in as a receipt, settled into the queue after the answer (feedback.receipts)
 
 
 def flag_public_id(*, application: Application, message_id: str, region: str, capture: bool) -> str:
@@ -140,8 +135,8 @@ def _event(**transition: Any) -> FlagEvent:
     """Append the history row of one transition (in the caller's transaction)."""
     row = _event_row(**transition)
     history_written(application_id=row.application_id, at=row.created_at)
-    # A new event row only: FlagEvent.save() exists to refuse changing an old one.
-    return rowsql.insert(row)
+    row.save()  # a new row: FlagEvent.save() refuses only changing an old one
+    return row
 
 
 def _text(value: Any, name: str, errors: dict[str, str], *, limit: int = MAX_TEXT) -> str:
@@ -241,8 +236,7 @@ def flag_prepare(
     suggested = application.problem_axis_map.get(problem, "")
     # `at` lets imports and the demo keep the original time; clients never set it.
     now = at or timezone.now()
-    return rowsql.new(
-        Flag,
+    return Flag(
         public_id=flag_public_id(application=application, message_id=message_id, region=region,
                                  capture=is_capture),
         application=application,
@@ -265,66 +259,136 @@ def flag_prepare(
     )
 
 
-def flag_submit(*, application: Application, actor: Actor, stage: bool = False, **fields: Any) -> FlagSubmission:
-    """Record a flag (or, with `capture_reason`, an automated capture); the fields
-    are `flag_prepare`'s, and so are the errors.
+def flag_submit(*, application: Application, actor: Actor, **fields: Any) -> FlagSubmission:
+    """Record a flag (or, with `capture_reason`, an automated capture) with its
+    `created` event, in one transaction; the fields are `flag_prepare`'s, and so
+    are the errors. The row is committed (or the caller's transaction holds it)
+    when this returns: what an answer reports is what every reader reads.
 
     Idempotent: the same (application, message_id, region) again returns the
     existing row with `created=False` and writes nothing. A capture is accepted
     only when the application opted in for that reason; at the application's
     capacity the oldest pending capture is dropped (seed 003), never a user flag.
-
-    With `stage` (the ingest API), an integration's user flag is written as a
-    receipt and settled into the queue after the answer (`feedback.receipts`);
-    the returned flag is then unsaved, with the id and values it will have.
     """
     flag = flag_prepare(application=application, actor=actor, **fields)
-    if stage and not flag.is_capture and not actor.is_human and fields.get("at") is None:
-        for _ in range(2):
-            if receipts.flag_stage(flag):
-                return FlagSubmission(flag=flag, created=True, staged=True)
-            receipts.flags_settle(application_id=application.pk)
-            existing = _existing(application, flag.message_id, flag.region, False)
-            if existing is not None:
-                return FlagSubmission(flag=existing, created=False)
-            # Erased between the two statements: take it in again.
-    is_capture, now = flag.is_capture, flag.created_at
-    if not is_capture:
-        # The same message may wait as an integration's receipt: settled first, it
-        # is the flag this one duplicates (200), not one dropped at its settle.
-        receipts.flags_settle(application_id=application.pk)
     created = _event_row(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
-                         actor=actor, at=now)
-    # A user flag on PostgreSQL is one statement, atomic on its own: no transaction
-    # (BEGIN and COMMIT are two of the four round trips it would cost). A capture
-    # may drop another first, and a flag dated on a stored day (an import's `at`)
-    # forgets the stored days: those take a transaction, as does a caller's one
-    # (where a savepoint keeps a duplicate from spoiling it).
-    one_statement = (
-        not is_capture and rowsql.pair_is_one_statement() and not connection.in_atomic_block
-        and not history_dated_past(now)
-    )
-    dropped: list[str] = []
-    # Flag.save() adds nothing to a new row; rowsql skips the ORM's per-call SQL
-    # compilation, most of this endpoint's cost. The rows' values are prepared
-    # before the transaction: on SQLite its BEGIN IMMEDIATE takes the one write
-    # lock every server process queues for, held then for the two INSERTs alone.
-    pair = rowsql.PreparedPair(flag, created, "flag")
+                         actor=actor, at=flag.created_at)
     try:
-        with contextlib.nullcontext() if one_statement else transaction.atomic():
-            if is_capture:
-                dropped = _make_room_for_capture(application, now)
-            history_written(application_id=application.pk, at=now)
-            pair.write()
+        with transaction.atomic():
+            dropped = _make_room_for_capture(application, flag.created_at, incoming=1) if flag.is_capture else []
+            history_written(application_id=application.pk, at=flag.created_at)
+            flag.save(force_insert=True)
+            created.flag = flag
+            created.save()
     except IntegrityError:
         # The insert is the duplicate check (the unique constraint on application,
         # message and region), which saves a query on every new flag; an earlier
-        # or concurrent post of the same message answers with its flag.
-        existing = _existing(application, flag.message_id, flag.region, is_capture)
+        # or concurrent post of the same message answers with its flag. The
+        # atomic block (a savepoint inside a caller's transaction) rolled back
+        # whatever this attempt wrote.
+        existing = _existing(application, flag.message_id, flag.region, flag.is_capture)
         if existing is None:
             raise
         return FlagSubmission(flag=existing, created=False)
     return FlagSubmission(flag=flag, created=True, dropped=dropped)
+
+
+# What one item of a batch may be answered: written, already there, refused.
+BATCH_CREATED, BATCH_EXISTING = 201, 200
+MAX_BATCH = 500
+
+
+@dataclass
+class BatchItem:
+    """One item of `flags_submit_batch`: what was posted, and what became of it.
+
+    The caller fills `fields` (or `error`, when it refused the item already,
+    e.g. its schema); the service fills `status`, `flag` and `error`."""
+
+    fields: dict[str, Any]
+    status: int = 0
+    flag: Flag | None = None
+    error: DomainError | None = None
+
+
+def flags_submit_batch(*, application: Application, actor: Actor, items: list[BatchItem],
+                       at: datetime | None = None) -> list[BatchItem]:
+    """Record many flags (and captures) of one application at once: each item is
+    checked by `flag_prepare` exactly as `flag_submit` checks one, a repeat of a
+    stored `(message_id, region)` (or of an earlier item of this batch) is
+    answered with that flag, and the valid new ones are written with their
+    `created` events in one transaction (`bulk_create`). A refused item writes
+    nothing and leaves the others be. Returns `items`, filled in, in order.
+    """
+    now = at or timezone.now()
+    fresh: dict[tuple[str, str, bool], BatchItem] = {}  # first item of each (message, region, kind)
+    repeats: list[tuple[BatchItem, BatchItem]] = []
+    for item in items:
+        if item.error is not None:
+            item.status = item.error.status
+            continue
+        try:
+            # An import or the demo may date each item (`at`); an API client never does.
+            flag = flag_prepare(application=application, actor=actor, **{"at": now, **item.fields})
+        except (InvalidInput, PermissionDeniedError) as exc:
+            item.status, item.error = exc.status, exc
+            continue
+        key = (flag.message_id, flag.region, flag.is_capture)
+        if key in fresh:
+            repeats.append((item, fresh[key]))
+        else:
+            item.flag = flag
+            fresh[key] = item
+    for _ in range(3):
+        try:
+            with transaction.atomic():
+                _batch_write(application, actor, fresh, now)
+            break
+        except IntegrityError:
+            # A concurrent post wrote one of these messages between the check and
+            # the insert: the whole attempt rolled back; check again and retry.
+            for item in fresh.values():
+                item.flag.pk, item.flag._state.adding, item.status = None, True, 0
+            continue
+    else:
+        raise Conflict("The batch kept meeting concurrent writes of the same messages; post it again.")
+    for item, first in repeats:
+        item.status, item.flag = BATCH_EXISTING, first.flag
+    return items
+
+
+def _batch_write(application: Application, actor: Actor, fresh: dict[tuple[str, str, bool], BatchItem],
+                 now: datetime) -> None:
+    """In the caller's transaction: answer the items already stored with their
+    flags, write the others with their events; captures over the capacity drop
+    the oldest pending ones (those just written included), as one by one would."""
+    stored: dict[tuple[str, str, bool], Flag] = {}
+    for is_capture in (False, True):
+        keys = [key for key in fresh if key[2] == is_capture]
+        if not keys:
+            continue
+        qs = Flag.objects.filter(application=application, message_id__in={m for m, _, _ in keys})
+        qs = qs.exclude(capture_reason="") if is_capture else qs.filter(capture_reason="")
+        for flag in qs:
+            stored[(flag.message_id, flag.region, is_capture)] = flag
+    new = []
+    for key, item in fresh.items():
+        if key in stored:
+            item.status, item.flag = BATCH_EXISTING, stored[key]
+        else:
+            item.status = BATCH_CREATED
+            new.append(item.flag)
+    if not new:
+        return
+    history_written(application_id=application.pk, at=min(flag.created_at for flag in new))
+    Flag.objects.bulk_create(new)  # sets each flag's key (RETURNING, on both databases)
+    FlagEvent.objects.bulk_create([
+        _event_row(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
+                   actor=actor, at=flag.created_at)
+        for flag in new
+    ])
+    if any(flag.is_capture for flag in new):
+        _make_room_for_capture(application, now, incoming=0)
 
 
 def _existing(application: Application, message_id: str, region: str, is_capture: bool) -> Flag | None:
@@ -333,8 +397,8 @@ def _existing(application: Application, message_id: str, region: str, is_capture
     return qs.first()
 
 
-def _make_room_for_capture(application: Application, now) -> list[str]:
-    """Drop the oldest pending captures so one more fits under capture_max_items.
+def _make_room_for_capture(application: Application, now, *, incoming: int) -> list[str]:
+    """Drop the oldest pending captures so `incoming` more fit under capture_max_items.
 
     Runs inside the caller's transaction. On PostgreSQL the application row is
     locked so two concurrent captures cannot both see room; SQLite's immediate
@@ -345,7 +409,7 @@ def _make_room_for_capture(application: Application, now) -> list[str]:
     pending = Flag.objects.filter(
         application=application, status=FlagStatus.PENDING, author_kind=AuthorKind.AGENT
     )
-    excess = pending.count() - application.capture_max_items + 1
+    excess = pending.count() - application.capture_max_items + incoming
     if excess <= 0:
         return []
     victims = list(pending.order_by("created_at", "id")[:excess])
@@ -875,10 +939,7 @@ def subject_erase(
         raise InvalidInput(message, fields=errors)
     kind, value = next(iter(given.items()))
     now = timezone.now()
-    receipts.flags_settle(application_id=application.pk)  # what was acknowledged is erased too
     with transaction.atomic():
-        # Settled receipts PostgreSQL still keeps a moment hold the subject's text.
-        FlagReceipt.objects.filter(application=application, **{kind: value}).delete()
         subject = Flag.objects.filter(application=application, **{kind: value})
         pks = list(subject.values_list("pk", flat=True))
         earliest = subject.aggregate(earliest=Min("created_at"))["earliest"]

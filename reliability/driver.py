@@ -20,7 +20,7 @@ class Outcome:
 
     @property
     def five_xx(self) -> int:
-        return sum(n for status, n in self.statuses.items() if status >= 500)
+        return sum(n for status, n in self.statuses.items() if isinstance(status, int) and status >= 500)
 
     def count(self, *statuses: int) -> int:
         return sum(self.statuses[s] for s in statuses)
@@ -88,17 +88,74 @@ def post_all(url: Callable[[], str], token: str, jobs: list[list[dict]],
     return outcome
 
 
+def batch_jobs(label: str, clients: int, total: int, size: int, repeat_every: int = 0) -> list[list[dict]]:
+    """`total` distinct flags in batches of `size` over `clients`; every
+    `repeat_every`-th flag appears again in the next batch (a client resending
+    part of a batch), answered 200 with its id."""
+    bodies = [flag_body(label, n % clients, n) for n in range(total)]
+    batches: list[list[dict]] = []
+    carried: list[dict] = []
+    taken = 0
+    while taken < total:
+        fresh = bodies[taken:taken + size - len(carried)]
+        taken += len(fresh)
+        batches.append(carried + fresh)
+        carried = [b for n, b in enumerate(fresh) if repeat_every and n % repeat_every == repeat_every - 1][:1]
+    jobs: list[list[dict]] = [[] for _ in range(clients)]
+    for n, batch in enumerate(batches):
+        jobs[n % clients].append({"flags": batch})
+    return jobs
+
+
+def post_batches(url: Callable[[], str], token: str, jobs: list[list[dict]]) -> Outcome:
+    """As `post_all`, for POST /api/v1/flags/batch: each item answered 201 or 200
+    is acknowledged; `statuses` counts the requests' statuses and the items' (as
+    `item 201`, ...)."""
+    import time
+
+    outcome = Outcome()
+    lock = threading.Lock()
+
+    def client(bodies: list[dict]) -> None:
+        mine = Outcome()
+        for body in bodies:
+            status, raw, elapsed = request("POST", url(), body, token)
+            mine.statuses[status] += 1
+            mine.latencies.append(elapsed)
+            if b"database is locked" in raw:
+                mine.locked += 1
+            if status == 200:
+                for item in json.loads(raw)["items"]:
+                    mine.statuses[f"item {item['status']}"] += 1
+                    if item["status"] in (200, 201):
+                        mine.acknowledged.add(item["id"])
+            elif status >= 500 and len(mine.server_errors) < 3:
+                mine.server_errors.append(f"{status} {raw[:200]!r}")
+        with lock:
+            outcome.statuses.update(mine.statuses)
+            outcome.acknowledged |= mine.acknowledged
+            outcome.latencies.extend(mine.latencies)
+            outcome.locked += mine.locked
+            outcome.server_errors.extend(mine.server_errors[: max(0, 3 - len(outcome.server_errors))])
+
+    threads = [threading.Thread(target=client, args=(bodies,)) for bodies in jobs]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    outcome.wall = time.perf_counter() - started
+    return outcome
+
+
 def flag_ids_in_database(env: dict[str, str], slug: str) -> tuple[set[str], int]:
-    """(public ids of the application's flags, flags without their `created` event),
-    read as the console reads them: receipts settled first (`feedback.receipts`)."""
+    """(public ids of the application's flags, flags without their `created` event):
+    every acknowledged flag is a row, written with its event before its answer."""
     from .server import django_script
 
     out = django_script(env, (
         "import json\n"
         "from feedback.models import Flag, FlagEvent\n"
-        "from feedback.receipts import flags_settle\n"
-        # As every read does: what was acknowledged as a receipt goes into the queue first.
-        "flags_settle()\n"
         f"flags = Flag.objects.filter(application__slug={slug!r})\n"
         "ids = list(flags.values_list('public_id', flat=True))\n"
         "orphans = flags.exclude(pk__in=FlagEvent.objects.filter(action='created').values('flag_id')).count()\n"

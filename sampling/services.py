@@ -65,7 +65,7 @@ def plan_draft(
 ) -> PlanDraft:
     """Run the policy on the cases that have no gold label yet; writes nothing.
 
-    Cases with a gold label are left out: a human has already settled them, and
+    Cases with a gold label are left out: a human has already decided them, and
     re-selecting them would spend the budget on finished work.
     """
     budget, max_per_pattern = validate_plan_parameters(budget=budget, max_per_pattern=max_per_pattern)

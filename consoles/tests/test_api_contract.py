@@ -187,6 +187,11 @@ def _calls(client: Client, token: str) -> dict[tuple[str, str], Callable[[], obj
         ("GET", "/api/v1/me"): lambda: client.get("/api/v1/me", **auth),
         ("GET", "/api/v1/flags/export"): get("/api/v1/flags/export", status="any"),
         ("POST", "/api/v1/flags"): post("/api/v1/flags", {**valid("POST", "/api/v1/flags"), "message_id": "ct-1"}),
+        # Written, already stored, and refused items: each kind of item answer.
+        ("POST", "/api/v1/flags/batch"): post("/api/v1/flags/batch", {"flags": [
+            {**valid("POST", "/api/v1/flags"), "message_id": "ct-batch-1"},
+            {**valid("POST", "/api/v1/flags"), "message_id": "ct-batch-1"},
+            {**valid("POST", "/api/v1/flags"), "message_id": "ct-batch-2", "problem": "unknown"}]}),
         ("GET", "/api/v1/flags"): get("/api/v1/flags", status="approved"),
         ("GET", "/api/v1/flags/{flag_id}"): get(f"/api/v1/flags/{flag.public_id}"),
         ("POST", "/api/v1/flags/{flag_id}/review"): post(

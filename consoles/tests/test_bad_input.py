@@ -29,6 +29,10 @@ VALID: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/flags"): {"region": "answer", "problem": "fabricated", "message_id": "cat-1",
                                 "note": "n", "prompt": "p", "answer": "a", "context": "c",
                                 "session_id": "s", "end_user_ref": "u", "detector_scores": {"hallucination": 0.5}},
+    ("POST", "/api/v1/flags/batch"): {"flags": [{
+        "region": "answer", "problem": "fabricated", "message_id": "cat-batch-1", "note": "n", "prompt": "p",
+        "answer": "a", "context": "c", "session_id": "s", "end_user_ref": "u",
+        "detector_scores": {"hallucination": 0.5}}]},
     ("POST", "/api/v1/flags/{flag_id}/review"): {"status": "rejected", "version": 1, "note": "n"},
     ("POST", "/api/v1/cases"): {"cases": [case_payload("cat-1")]},
     ("POST", "/api/v1/cases/{case_pk}/feedback"): {"disposition": "agrees", "note": "n"},
@@ -41,6 +45,10 @@ VALID: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/score"): {"detector": "hummingbird", "region": "answer", "text": "t",
                                 "axis_energy": {"hallucination": {"p_detector": 0.3, "threshold": 0.5}}},
 }
+
+# A batch answers 200 with one answer per item: an item's refusal is its answer's
+# status and error (its fields named under `flags.<index>.`), and writes nothing.
+BATCHES = {("POST", "/api/v1/flags/batch")}
 
 RTL = "\u202eevil.exe\u202c \u05e9\u05dc\u05d5\u05dd \u0627\u0644\u0633\u0644\u0627\u0645 a\u0301"
 EMOJI = "\U0001f600\U0001f469\u200d\U0001f469\u200d\U0001f467"
@@ -110,8 +118,14 @@ class Catalogue:
         response = self.post(raw, content_type)
         statuses = status if isinstance(status, tuple) else (status,)
         where = f"{self.method} {self.path}"
-        assert response.status_code in statuses, (where, response.status_code, response.content[:400])
-        error = response.json()["error"]
+        if (self.method, self.path) in BATCHES and response.status_code == 200:
+            [item] = response.json()["items"]  # the catalogue's batches hold one item
+            assert item["status"] in statuses and item["id"] is None, (where, item)
+            error = {**item["error"], "fields": {f"flags.{item['index']}.{name}": why
+                                                 for name, why in item["error"]["fields"].items()}}
+        else:
+            assert response.status_code in statuses, (where, response.status_code, response.content[:400])
+            error = response.json()["error"]
         assert error["code"] and error["message"], (where, error)
         if field is not None:
             assert any(name == field or name.startswith(field + ".") or name.endswith("." + field)
@@ -202,6 +216,9 @@ def test_right_to_left_and_emoji_text_is_stored_verbatim_or_refused_clearly(cata
                     assert _object_counts() == before
                 elif response.status_code == 201 and path[-1] in response.json():
                     assert response.json()[path[-1]] == text  # verbatim, not normalised or mangled
+                elif (cat.method, cat.path) in BATCHES:
+                    [item] = response.json()["items"]
+                    assert item["status"] in (200, 201, 422), (cat.path, path, item)
 
 
 # --- HTML and JS in every text field: stored verbatim, rendered escaped ---------------

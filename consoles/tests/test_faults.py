@@ -1,8 +1,9 @@
 """The database going away mid-request: 503, and nothing half-written.
 
-The failure is injected into the request's write of a flag's receipt, or after
-the first write of the request's transaction (the review's update), which is
-where a dropped connection hurts most.
+The failure is injected into the request's write of a flag's history row (after
+the flag's own INSERT, in the same transaction), or after the first write of
+the request's transaction (the review's update), which is where a dropped
+connection hurts most.
 The reliability harness does the same for real, against PostgreSQL refusing
 connections (`python -m reliability --only faults`).
 """
@@ -15,7 +16,7 @@ from django.test import Client
 from django.urls import reverse
 
 from consoles.testing import bearer
-from feedback.models import Flag, FlagEvent, FlagReceipt, FlagReview
+from feedback.models import Flag, FlagEvent, FlagReview
 from feedback.tests.factories import FlagFactory
 
 pytestmark = pytest.mark.django_db
@@ -23,13 +24,12 @@ pytestmark = pytest.mark.django_db
 
 @contextmanager
 def _write_fails(error: Exception):
-    """The request's statement that writes a history row, or an integration's
-    flag as its receipt (the ingest's one write: feedback.receipts), raises
-    `error`; a review's history row is written after its update."""
+    """The request's statement that writes a history row raises `error`: a new
+    flag's event is written after the flag, a review's after its update, each in
+    the write's one transaction."""
 
     def fail(execute, sql, params, many, context):
-        writes = sql.lstrip().upper().startswith(("INSERT", "WITH"))
-        if writes and ("feedback_flagevent" in sql or sql.split("(")[0].endswith('"feedback_flagreceipt" ')):
+        if sql.lstrip().upper().startswith("INSERT") and "feedback_flagevent" in sql:
             raise error
         return execute(sql, params, many, context)
 
@@ -56,7 +56,7 @@ def test_api_write_answers_503_and_stores_nothing(browser, application, app_toke
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response.json()["error"]["code"] == "unavailable"
     assert "nothing was saved" in response.json()["error"]["message"]
-    assert not Flag.objects.exists() and not FlagEvent.objects.exists() and not FlagReceipt.objects.exists()
+    assert not Flag.objects.exists() and not FlagEvent.objects.exists()
 
 
 def test_screen_write_answers_503_and_leaves_the_flag_as_it_was(browser, application, curator, lost_database):
@@ -77,4 +77,4 @@ def test_other_failures_stay_500_with_the_api_error_shape(browser, application, 
             content_type="application/json", **bearer(app_token),
         )
     assert response.status_code == 500 and response.json()["error"]["code"] == "server_error"
-    assert not Flag.objects.exists() and not FlagReceipt.objects.exists()
+    assert not Flag.objects.exists()

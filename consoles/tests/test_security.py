@@ -171,7 +171,7 @@ def test_a_token_secret_is_hidden_from_error_reports(rf, monkeypatch):
     def boom(*args, **kwargs):
         raise RuntimeError("the database went away")
 
-    monkeypatch.setattr(services.rowsql, "read_plan", boom)
+    monkeypatch.setattr(services.ApiToken.objects, "select_related", boom)  # the token's lookup
     secret = "cc_app_" + hashlib.sha256(b"never shown").hexdigest()
     try:
         api.BearerTokenAuth().authenticate(rf.get("/api/v1/me"), secret)

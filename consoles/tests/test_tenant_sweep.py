@@ -77,6 +77,8 @@ UNSCOPED = {("GET", "/api/v1/me")}
 # operations get a body made from their schema's required fields.
 BODIES: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/flags"): {"region": "answer", "problem": "fabricated", "message_id": "sweep-1"},
+    ("POST", "/api/v1/flags/batch"): {"flags": [{"region": "answer", "problem": "fabricated",
+                                                  "message_id": "sweep-batch-1"}]},
     ("POST", "/api/v1/flags/{flag_id}/review"): {"status": "rejected", "version": 1},
     ("POST", "/api/v1/cases/{case_pk}/feedback"): {"disposition": "agrees"},
     ("POST", "/api/v1/teaching/proposals/{proposal_id}/decision"): {"decision": "withdraw"},

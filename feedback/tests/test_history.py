@@ -10,7 +10,7 @@ from django.utils import timezone
 from consoles.democlock import demo_clock
 from consoles.tests.factories import ApiTokenFactory
 from feedback import history as history_module
-from feedback.history import SETTLE, history_days, history_days_forget
+from feedback.history import STORE_AFTER, history_days, history_days_forget
 from feedback.models import FlagEvent, HistoryDay, HistoryEpoch
 from feedback.selectors import flag_decision_delays, flag_decisions_by_day, flag_transitions_by_day
 from feedback.services import Actor, flag_review, flag_submit, flags_purge_expired, subject_erase
@@ -49,13 +49,13 @@ def test_an_ended_day_is_summed_once_then_read_back(history, django_assert_num_q
     first_read = _transitions(history)
     assert first_read == [(DAY1, "", "pending", 2), (DAY2, "pending", "approved", 2)]
     # Every day of the range has ended: one row each, empty days included.
-    first_live_day = (timezone.now() - SETTLE).date()
+    first_live_day = (timezone.now() - STORE_AFTER).date()
     assert HistoryDay.objects.filter(application=history).count() == (first_live_day - FIRST).days
     # Behind the services' back (no service deletes a single event): the stored
     # sums are what is read, with no aggregate over the events.
     one = FlagEvent.objects.filter(application=history, to_status="approved").first()
     FlagEvent.objects.filter(pk=one.pk).erase()
-    with django_assert_num_queries(3):  # receipts waiting to be settled? the stored days, and today live
+    with django_assert_num_queries(2):  # the stored days, and today live
         assert _transitions(history) == first_read
     history_days_forget(application_id=history.pk)
     assert _transitions(history) == [(DAY1, "", "pending", 2), (DAY2, "pending", "approved", 1)]

@@ -44,5 +44,5 @@ class Command(DomainCommand):
         if contradicted:
             self.stderr.write(
                 f"{count(contradicted, 'approved flag')} contradict another review (same axis, region and text, "
-                "the opposite verdict); each names the others in provenance.contradicted_by: settle them before merging."
+                "the opposite verdict); each names the others in provenance.contradicted_by: resolve them before merging."
             )
