@@ -24,12 +24,11 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import orjson
-
-from consoles.timestamps import iso_utc
 
 EXPORT_FIELDS: tuple[str, ...] = (
     "id",
@@ -81,7 +80,13 @@ MEDIA_TYPE = "application/x-ndjson"
 # orjson writes compact separators and raw UTF-8 (the smallest valid JSON, one
 # object per line), the same bytes as `json.dumps(..., ensure_ascii=False,
 # separators=(",", ":"))` (a test holds them identical), several times faster.
-_encode = orjson.dumps
+_OMIT_MICROSECONDS = orjson.OPT_OMIT_MICROSECONDS
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    # A UTC datetime is written by orjson itself, "2026-06-26T10:14:33+00:00"
+    # (microseconds cut, not rounded): the shape of `iso_utc`, without its cost per row.
+    return orjson.dumps(record, option=_OMIT_MICROSECONDS)
 
 
 def export_record(row: tuple, *, application_id: str) -> dict[str, Any]:
@@ -113,9 +118,16 @@ def export_record(row: tuple, *, application_id: str) -> dict[str, Any]:
         "problem": problem,
         "note": note or "",
         "application_id": application_id,
-        "created_at": iso_utc(created_at),
+        "created_at": created_at if getattr(created_at, "tzinfo", None) is UTC else _as_utc(created_at),
         "source": SOURCE_BY_AUTHOR_KIND.get(author_kind, "human_feedback"),
     }
+
+
+def _as_utc(moment: datetime | None) -> datetime | None:
+    """The moment in UTC (`iso_utc`'s rule: a naive value is UTC read back without tzinfo)."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def export_line(row: tuple, *, application_id: str) -> str:

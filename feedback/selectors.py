@@ -5,13 +5,14 @@ scan of one page whatever the table size, and nothing counts the table.
 """
 
 from collections.abc import Iterable, Iterator
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
@@ -331,11 +332,19 @@ def flag_export_batches(
     Plain ORM rows (`values_list(...).iterator()`: a chunked cursor on SQLite,
     a server-side cursor on PostgreSQL), encoded by `feedback.exports` with
     orjson. Rows arrive `chunk_size` at a time, so memory stays flat in the
-    number of rows.
+    number of rows. (Issue 29's 2x rule: the database building the JSON itself,
+    `bench/export_sql.py`, was measured beside this and was not twice as fast.)
     """
     qs = flag_export_queryset(application=application, filters=filters, changed_since=changed_since)
-    rows = qs.values_list(*EXPORT_COLUMNS).iterator(chunk_size=chunk_size)
-    yield from encoded_batches(rows, application_id=application.slug, batch_size=chunk_size)
+    # PostgreSQL: in autocommit Django declares the server-side cursor WITH HOLD,
+    # and the server then materialises the whole result before the first row; in
+    # a transaction it streams (one snapshot, too). SQLite reads its WAL snapshot
+    # without one: an (IMMEDIATE) transaction would block every writer meanwhile.
+    reading = transaction.atomic() if connection.vendor == "postgresql" else nullcontext()
+    # The cursor closes before the transaction ends, also when the consumer stops
+    # early (a download cut short): closed after, it would fail the connection.
+    with reading, closing(qs.values_list(*EXPORT_COLUMNS).iterator(chunk_size=chunk_size)) as rows:
+        yield from encoded_batches(rows, application_id=application.slug, batch_size=chunk_size)
 
 
 def reviewed_items(*, application: Application) -> Iterator[ReviewedItem]:

@@ -211,11 +211,15 @@ def test_lines_are_the_bytes_the_standard_json_module_writes():
         row(prompt=nasty, context=nasty, answer=nasty, note=nasty),
         row(verdict=None, axis=None, note=None, author_kind="agent"),
         row(created_at=datetime(2026, 6, 26, 10, 14, 33, 999999, tzinfo=UTC)),
+        row(created_at=datetime(2026, 6, 26, 12, 14, 33, 999999, tzinfo=timezone(timedelta(hours=2)))),
+        row(created_at=datetime(2026, 6, 26, 10, 14, 33)),  # naive: UTC read back without tzinfo
     ):
+        from consoles.timestamps import iso_utc
         from feedback.exports import export_record
 
+        record = export_record(values, application_id="acmé")
         reference = json.dumps(
-            export_record(values, application_id="acmé"), ensure_ascii=False, separators=(",", ":"),
+            {**record, "created_at": iso_utc(record["created_at"])}, ensure_ascii=False, separators=(",", ":"),
             allow_nan=False,
         )
         assert export_line(values, application_id="acmé") == reference + "\n"
