@@ -16,7 +16,6 @@ from datetime import UTC, datetime, timedelta
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from consoles.democlock import demo_clock
 from consoles.models import ApiToken, Application
 from feedback.models import CaseFeedback
 from feedback.services import Actor, case_feedback_submit
@@ -117,8 +116,7 @@ def _label(application: Application, case, user: AbstractBaseUser, label: str, w
     existing = CaseLabel.objects.filter(case=case, reviewer=user).first()
     if existing is not None:
         return existing
-    with demo_clock(at):
-        return label_submit(application=application, case=case, reviewer=user, label=label, rationale=why)
+    return label_submit(application=application, case=case, reviewer=user, label=label, rationale=why, at=at)
 
 
 def _labelled_at(now: datetime, n: int, total: int) -> datetime:
@@ -151,8 +149,8 @@ def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -
     for n, case in enumerate(cases):
         if double <= n < labelled + queued and not case.queue_entries.exists():
             reason = "manual" if n % 2 else "second look: the sensors disagree"
-            with demo_clock(_enqueued_at(now, n, labelled)):
-                queue_enqueue(application=application, case=case, selection_reason=reason, actor=None)
+            queue_enqueue(application=application, case=case, selection_reason=reason, actor=None,
+                          at=_enqueued_at(now, n, labelled))
 
     for n, case in enumerate(cases[:labelled]):
         at = _labelled_at(now, n, labelled)
@@ -165,14 +163,12 @@ def load_demo(*, application: Application, users: dict[str, AbstractBaseUser]) -
                             at + timedelta(hours=3 + 7 * (n % 4)))
             if n < gold and not GoldLabelRevision.objects.filter(case=case).exists():
                 promoted = at + timedelta(hours=4 + 7 * (n % 4))
-                with demo_clock(promoted):
-                    gold_promote(application=application, case=case, label=mine, adjudicator=first)
+                gold_promote(application=application, case=case, label=mine, adjudicator=first, at=promoted)
                 if theirs.label != mine.label:
-                    with demo_clock(promoted + timedelta(days=2)):
-                        gold_promote(
-                            application=application, case=case, label=theirs, adjudicator=first,
-                            rationale="On a second look the host log decides it.",
-                        )
+                    gold_promote(
+                        application=application, case=case, label=theirs, adjudicator=first,
+                        rationale="On a second look the host log decides it.", at=promoted + timedelta(days=2),
+                    )
 
     token = ApiToken.objects.filter(application=application, kind="application").first()
     if token is not None:

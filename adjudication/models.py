@@ -8,6 +8,7 @@ can never be stored as a reviewer, whatever writes the row.
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from consoles.models import ApiToken, Application
 
@@ -131,7 +132,8 @@ class QueueEntry(models.Model):
     )
     claimed_at = models.DateTimeField(null=True, blank=True)
     claim_expires_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Not auto_now_add: a service writes it, `at=` when given (the demo's past history).
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -223,7 +225,8 @@ class CaseLabel(models.Model):
     queue_entry = models.ForeignKey(
         QueueEntry, null=True, blank=True, on_delete=models.SET_NULL, related_name="labels"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Not auto_now_add: a service writes it, `at=` when given (the demo's past history).
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -265,7 +268,8 @@ class GoldLabelRevision(models.Model):
     agreeing_label = models.ForeignKey(
         CaseLabel, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Not auto_now_add: a service writes it, `at=` when given (the demo's past history).
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["case", "-revision"]
@@ -314,7 +318,8 @@ class AdjudicationEvent(models.Model):
     )
     actor_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Not auto_now_add: a service writes it, `at=` when given (the demo's past history).
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["created_at", "id"]

@@ -41,7 +41,8 @@ def claim_ttl() -> timedelta:
 
 
 def _event(
-    *, application: Application, kind: str, actor: Actor, case: Case | None = None, **detail: object
+    *, application: Application, kind: str, actor: Actor, case: Case | None = None, at: datetime | None = None,
+    **detail: object,
 ) -> AdjudicationEvent:
     if isinstance(actor, ApiToken):
         fields = {"actor_kind": "token", "actor_token": actor}
@@ -50,7 +51,7 @@ def _event(
     else:
         fields = {"actor_kind": "user", "actor_user": actor}
     return AdjudicationEvent.objects.create(
-        application=application, case=case, kind=kind, detail=detail, **fields
+        application=application, case=case, kind=kind, detail=detail, created_at=at or timezone.now(), **fields
     )
 
 
@@ -160,10 +161,12 @@ def queue_enqueue(
     selection_reason: str,
     actor: AbstractBaseUser | None,
     labels_wanted: int = DEFAULT_LABELS_WANTED,
+    at: datetime | None = None,
 ) -> QueueEntry | None:
     """Put a case in the adjudication queue. Returns None and writes nothing when
     the case already has an open entry (a plan re-run never duplicates work);
-    refuses (`labels_complete`) a case that already has the labels wanted."""
+    refuses (`labels_complete`) a case that already has the labels wanted.
+    `at`: when (now unless given; the demo data's history is in the past)."""
     if case.application_id != application.pk:
         raise NotFound("No such case.")
     reason = (selection_reason or "").strip()
@@ -189,12 +192,14 @@ def queue_enqueue(
                 selection_reason=reason,
                 labels_wanted=labels_wanted,
                 created_by=actor,
+                created_at=at or timezone.now(),
             )
             _event(
                 application=application,
                 kind=EventKind.ENQUEUED,
                 actor=actor,
                 case=case,
+                at=entry.created_at,
                 entry=entry.pk,
                 selection_reason=reason,
             )
@@ -320,9 +325,12 @@ def label_submit(
     reviewer: AbstractBaseUser,
     label: str,
     rationale: str,
+    at: datetime | None = None,
 ) -> CaseLabel:
     """Record one curator's independent label. If the case has an open queue entry
-    it counts towards it (and the curator's claim on it ends)."""
+    it counts towards it (and the curator's claim on it ends). `at`: when (now
+    unless given; the demo data's history is in the past)."""
+    at = at or timezone.now()
     if case.application_id != application.pk:
         raise NotFound("No such case.")
     if not getattr(reviewer, "is_authenticated", False):
@@ -349,6 +357,7 @@ def label_submit(
                 label=label,
                 rationale=rationale,
                 queue_entry=entry,
+                created_at=at,
             )
             if entry is not None:
                 update: dict[str, object] = {}
@@ -357,7 +366,7 @@ def label_submit(
                 if CaseLabel.objects.filter(case=case).count() >= entry.labels_wanted:
                     update.update(
                         state=QueueState.DONE,
-                        closed_at=timezone.now(),
+                        closed_at=at,
                         claimed_by=None,
                         claimed_at=None,
                         claim_expires_at=None,
@@ -369,6 +378,7 @@ def label_submit(
                 kind=EventKind.LABELLED,
                 actor=reviewer,
                 case=case,
+                at=at,
                 label=label,
                 entry=entry.pk if entry else None,
             )
@@ -390,13 +400,15 @@ def gold_promote(
     label: CaseLabel,
     adjudicator: AbstractBaseUser,
     rationale: str = "",
+    at: datetime | None = None,
 ) -> GoldLabelRevision:
     """Append a gold-label revision that supersedes the case's current gold label.
 
     A human adjudicates: the adjudicator is a user (the column cannot hold a token)
     who has labelled the case themselves, so they decided with all labels in view.
     When the application requires two agreeing curators, a second curator's label
-    with the same value must exist.
+    with the same value must exist. `at`: when (now unless given; the demo data's
+    history is in the past).
     """
     if case.application_id != application.pk or label.case_id != case.pk:
         raise NotFound("No such label on this case.")
@@ -443,11 +455,13 @@ def gold_promote(
                 promoted_by=adjudicator,
                 based_on=label,
                 agreeing_label=agreeing,
+                created_at=at or timezone.now(),
             )
             _event(
                 application=application,
                 kind=EventKind.GOLD_PROMOTED,
                 actor=adjudicator,
+                at=revision.created_at,
                 case=case,
                 revision=revision.revision,
                 label=label.label,

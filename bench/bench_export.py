@@ -14,12 +14,18 @@ What is measured, per database:
   child's maximum resident set (`wait4` rusage), so it includes the
   interpreter and Django. It is measured again on a 10% slice (by date) to
   show that memory does not grow with the number of rows.
+- in-database JSON (the 2x rule of issue 29): the same command with the line
+  built by the database instead (`bench/export_sql.py`: SQLite `json_object`,
+  PostgreSQL `row_to_json` over `COPY ... TO STDOUT`), measured alike. The
+  application keeps the ORM unless the SQL is at least twice as fast; the two
+  files must be byte-identical.
 - reference: the database's own client dumping the same rows (same filter,
   same order, same columns) as JSON: `sqlite3 -json` (Debian's `sqlite3`
   package; installed with apt-get only if missing) and
   `psql -c "\\copy (select row_to_json(t) from (...) t) to FILE"`.
 
-Targets: ratio (ours rows/s / reference rows/s) >= 0.5; peak memory < 200 MB.
+Targets: ratio (ours rows/s / reference rows/s) >= 0.5; peak memory < 200 MB;
+in-database JSON / ORM < 2 (else the SQL would earn its place back).
 
 PostgreSQL uses its own scratch database `bench_export` on
 127.0.0.1:5432, dropped and created afresh each run (`dropdb`/`createdb`;
@@ -88,6 +94,8 @@ def run_one(db: str) -> None:
         _reference_dump(db, workdir / "warm.json", env)
         ref_seconds = _reference_dump(db, workdir / "reference.json", env)
         ours_seconds, peak_kb, rows = _our_export(workdir / "ours.jsonl", env)
+        sql_seconds, sql_peak_kb, sql_rows = _our_export(workdir / "sql.jsonl", env, engine="sql")
+        identical = _same_bytes(workdir / "ours.jsonl", workdir / "sql.jsonl")
         slice_to = (_BASE_DAY + timedelta(days=DAYS // 10 - 1)).date().isoformat()
         _, slice_peak_kb, slice_rows = _our_export(workdir / "slice.jsonl", env, "--created-to", slice_to)
         assert rows == ROWS, f"exported {rows} rows, expected {ROWS}"
@@ -105,6 +113,12 @@ def run_one(db: str) -> None:
         print(f"[{db}] peak memory (child max RSS): {peak_kb / 1024:.0f} MB at {rows:,} rows, "
               f"{slice_peak_kb / 1024:.0f} MB at {slice_rows:,} rows (target < {TARGET_PEAK_MB} MB) "
               f"{'OK' if peak_kb / 1024 < TARGET_PEAK_MB else 'ABOVE TARGET'}", flush=True)
+        sql_rate = sql_rows / sql_seconds
+        print(f"[{db}] in-database JSON (json_object / row_to_json + COPY): {sql_rows:,} rows in "
+              f"{sql_seconds:.1f} s = {sql_rate:,.0f} rows/s, peak {sql_peak_kb / 1024:.0f} MB; "
+              f"files {'byte-identical' if identical else 'DIFFER'}")
+        print(f"[{db}] 2x rule: in-database / ORM = {sql_rate / ours_rate:.2f} "
+              f"({'SQL would earn its place' if sql_rate >= 2 * ours_rate else 'ORM kept'})", flush=True)
         del application
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -227,12 +241,19 @@ def _reference_dump(db: str, out: Path, env: dict) -> float:
     return time.perf_counter() - started
 
 
-def _our_export(out: Path, env: dict, *extra: str) -> tuple[float, int, int]:
-    """(seconds, peak RSS in kB, rows) of one export_flags child process."""
+def _our_export(out: Path, env: dict, *extra: str, engine: str = "orm") -> tuple[float, int, int]:
+    """(seconds, peak RSS in kB, rows) of one export_flags child process.
+
+    engine "orm" is the application as shipped (`manage.py export_flags`);
+    "sql" runs the same command with the lines built by the database.
+    """
     import json
 
-    command = [sys.executable, "manage.py", "export_flags", "--application", SLUG, "--out", str(out),
-               "--json", *extra]
+    arguments = ["export_flags", "--application", SLUG, "--out", str(out), "--json", *extra]
+    if engine == "sql":
+        command = [sys.executable, "-m", "bench.bench_export", "sql-export", *arguments]
+    else:
+        command = [sys.executable, "manage.py", *arguments]
     started = time.perf_counter()
     child = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE)
     stdout = child.stdout.read()
@@ -242,6 +263,30 @@ def _our_export(out: Path, env: dict, *extra: str) -> tuple[float, int, int]:
     if child.returncode != 0:
         raise SystemExit(f"export_flags failed with status {child.returncode}")
     return seconds, usage.ru_maxrss, json.loads(stdout)["rows"]
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    import hashlib
+
+    def digest(path: Path) -> str:
+        with path.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+
+    return digest(a) == digest(b)
+
+
+def _sql_export(arguments: list[str]) -> None:
+    """`export_flags` with `bench/export_sql.py` feeding the file instead of the ORM."""
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    import feedback.services
+    from bench.export_sql import flag_export_batches_sql
+
+    feedback.services.flag_export_batches = flag_export_batches_sql
+    call_command(*arguments)
 
 
 def _ensure_sqlite_cli() -> None:
@@ -265,4 +310,7 @@ def _ensure_pg_database(url: str) -> None:
 
 
 if __name__ == "__main__":
-    run_one(sys.argv[1] if len(sys.argv) > 1 else "sqlite")
+    if sys.argv[1:2] == ["sql-export"]:
+        _sql_export(sys.argv[2:])
+    else:
+        run_one(sys.argv[1] if len(sys.argv) > 1 else "sqlite")

@@ -3,8 +3,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from .errors import InvalidInput
 from .models import ApiToken, Application, Membership, TokenKind
-from .services import token_issue, token_revoke
+from .services import application_keys_in_use, token_issue, token_revoke
 
 
 class MembershipInline(admin.TabularInline):
@@ -38,8 +39,24 @@ class ApplicationTokenInline(admin.TabularInline):
         return super().get_queryset(request).select_related("application", "user")
 
 
+class ApplicationForm(forms.ModelForm):
+    """The admin's form (fields from the fieldsets): the model's rules, then the
+    cross-app rule that a key stored rows use stays (a service, not the model)."""
+
+    def _post_clean(self) -> None:
+        super()._post_clean()  # the model's own rules (full_clean) first
+        if self.errors:
+            return  # a malformed list cannot be compared with the stored one
+        try:
+            application_keys_in_use(application=self.instance)
+        except InvalidInput as exc:
+            for field, why in exc.fields.items():
+                self.add_error(field, why)
+
+
 @admin.register(Application)
 class ApplicationAdmin(admin.ModelAdmin):
+    form = ApplicationForm
     list_display = ["name", "slug", "capture_enabled", "retention_days", "created_at"]
     list_filter = ["capture_enabled", "gold_requires_two_agreeing"]
     search_fields = ["name", "slug"]

@@ -6,10 +6,16 @@ what it adds to the demo data, and which of an application's keys (axes,
 problems, labels) its rows use.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .models import Application
+if TYPE_CHECKING:
+    # For the annotations only: this module imports nothing of the models at run
+    # time, so the models (and anything they load) may import it freely.
+    from .models import Application
 
 
 @dataclass(frozen=True)
@@ -20,10 +26,10 @@ class HomeCard:
     url: str
 
 
-HomeCardProvider = Callable[[Application], list[HomeCard]]
+HomeCardProvider = Callable[["Application"], list[HomeCard]]
 DemoLoader = Callable[..., None]
 # (application, vocabulary field, keys) -> {key: what uses it}, for the keys its rows use.
-VocabularyUse = Callable[[Application, str, set[str]], dict[str, str]]
+VocabularyUse = Callable[["Application", str, set[str]], dict[str, str]]
 
 _home_card_providers: list[tuple[int, HomeCardProvider]] = []
 _demo_loaders: list[tuple[int, DemoLoader]] = []

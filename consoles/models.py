@@ -152,7 +152,9 @@ class Application(models.Model):
                 )
         _validate_key_list(self.capture_labels, "capture_labels")
         _validate_key_list(self.case_labels, "case_labels")
-        self._keep_keys_in_use()
+        # Whether a removed key is still used by other apps' rows is asked by
+        # consoles.services.application_keys_in_use (the admin form calls it):
+        # the model knows only its own fields.
 
     # The lists an admin edits whose keys stored rows refer to, and how to read the keys.
     VOCABULARIES = {
@@ -161,26 +163,6 @@ class Application(models.Model):
         "capture_labels": set,
         "case_labels": set,
     }
-
-    def _keep_keys_in_use(self) -> None:
-        """Refuse to remove a key that stored rows use (a flag's axis or problem, a
-        capture's or a case's label): the rows would name a key the console no longer
-        offers, and a re-opened flag could not be approved as it was. The same rule as
-        Label Studio's for labels in use; a key can still be added, or its wording
-        (a problem's label) changed."""
-        from .extensions import vocabulary_in_use  # it imports this module
-
-        stored = Application.objects.filter(pk=self.pk).values(*self.VOCABULARIES).first() if self.pk else None
-        if stored is None:
-            return
-        errors = {}
-        for field, keys_of in self.VOCABULARIES.items():
-            removed = keys_of(stored[field]) - keys_of(getattr(self, field))
-            if in_use := vocabulary_in_use(self, field, removed):
-                used = "; ".join(f"{key!r} by {' and '.join(what)}" for key, what in sorted(in_use.items()))
-                errors[field] = f"Still used, so it cannot be removed: {used}."
-        if errors:
-            raise ValidationError(errors)
 
     @property
     def problem_axis_map(self) -> dict[str, str]:

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
 from .errors import Conflict, InvalidInput, NotFound
+from .extensions import vocabulary_in_use
 from .models import ApiToken, Application, Membership, Role, TokenKind
 from .tokens import token_digest, token_display_prefix, token_generate
 
@@ -39,6 +40,33 @@ def application_create(*, slug: str, name: str = "", **settings_fields) -> Appli
     except IntegrityError as exc:
         raise Conflict(f"An application with slug {slug!r} already exists.", code="duplicate") from exc
     return application
+
+
+def application_keys_in_use(*, application: Application) -> None:
+    """Refuse to remove a key that stored rows use (a flag's axis or problem, a
+    capture's or a case's label): the rows would name a key the console no longer
+    offers, and a re-opened flag could not be approved as it was. The same rule as
+    Label Studio's for labels in use; a key can still be added, or its wording (a
+    problem's label) changed.
+
+    `application` holds the edited, not yet saved, lists (already through
+    `full_clean`); they are compared with the stored row. Which rows use a key is
+    asked of the apps that store them (`consoles.extensions.vocabulary_in_use`),
+    so the model itself reads no other app. Raises InvalidInput naming each field.
+    """
+    if application.pk is None:
+        return
+    stored = Application.objects.filter(pk=application.pk).values(*Application.VOCABULARIES).first()
+    if stored is None:
+        return
+    errors = {}
+    for field, keys_of in Application.VOCABULARIES.items():
+        removed = keys_of(stored[field]) - keys_of(getattr(application, field))
+        if in_use := vocabulary_in_use(application, field, removed):
+            used = "; ".join(f"{key!r} by {' and '.join(what)}" for key, what in sorted(in_use.items()))
+            errors[field] = f"Still used, so it cannot be removed: {used}."
+    if errors:
+        raise InvalidInput("; ".join(f"{k}: {v}" for k, v in errors.items()), fields=errors)
 
 
 def membership_set(*, application: Application, user: AbstractBaseUser, role: str) -> Membership:

@@ -12,7 +12,6 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from consoles.democlock import demo_clock
 from consoles.models import ApiToken, Application, TokenKind
 
 from .models import Flag
@@ -215,12 +214,12 @@ def _decide(flag: Flag, decision: dict, *, users: dict, at, now) -> None:
     reviewer = users.get(decision["reviewer"])
     if reviewer is None or decision["left_pending"] or decided_at > now:
         return  # still in the backlog
-    with demo_clock(decided_at):
-        if decision["status"] == "labelled":
-            flag_review(flag=flag, reviewer=reviewer, status="labelled", label=decision["label"], version=flag.version)
-        elif decision["status"] == "approved":
-            flag_review(flag=flag, reviewer=reviewer, status="approved", version=flag.version,
-                        axis=flag.suggested_axis, verdict=decision["verdict"])
-        else:
-            flag_review(flag=flag, reviewer=reviewer, status="rejected", version=flag.version,
-                        note="not a problem on a second look")
+    if decision["status"] == "labelled":
+        flag_review(flag=flag, reviewer=reviewer, status="labelled", label=decision["label"], version=flag.version,
+                    at=decided_at)
+    elif decision["status"] == "approved":
+        flag_review(flag=flag, reviewer=reviewer, status="approved", version=flag.version,
+                    axis=flag.suggested_axis, verdict=decision["verdict"], at=decided_at)
+    else:
+        flag_review(flag=flag, reviewer=reviewer, status="rejected", version=flag.version,
+                    note="not a problem on a second look", at=decided_at)

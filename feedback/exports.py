@@ -20,16 +20,15 @@ per line, "\\n" line ends, the same keys and types on every line.
 from __future__ import annotations
 
 import hashlib
-import json
 import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-
-from consoles.timestamps import iso_utc
+import orjson
 
 EXPORT_FIELDS: tuple[str, ...] = (
     "id",
@@ -78,8 +77,16 @@ SOURCE_BY_AUTHOR_KIND: dict[str, str] = {
 
 MEDIA_TYPE = "application/x-ndjson"
 
-# Compact separators and raw UTF-8: the smallest valid JSON, one object per line.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+# orjson writes compact separators and raw UTF-8 (the smallest valid JSON, one
+# object per line), the same bytes as `json.dumps(..., ensure_ascii=False,
+# separators=(",", ":"))` (a test holds them identical), several times faster.
+_OMIT_MICROSECONDS = orjson.OPT_OMIT_MICROSECONDS
+
+
+def _encode(record: dict[str, Any]) -> bytes:
+    # A UTC datetime is written by orjson itself, "2026-06-26T10:14:33+00:00"
+    # (microseconds cut, not rounded): the shape of `iso_utc`, without its cost per row.
+    return orjson.dumps(record, option=_OMIT_MICROSECONDS)
 
 
 def export_record(row: tuple, *, application_id: str) -> dict[str, Any]:
@@ -111,9 +118,16 @@ def export_record(row: tuple, *, application_id: str) -> dict[str, Any]:
         "problem": problem,
         "note": note or "",
         "application_id": application_id,
-        "created_at": iso_utc(created_at),
+        "created_at": created_at if getattr(created_at, "tzinfo", None) is UTC else _as_utc(created_at),
         "source": SOURCE_BY_AUTHOR_KIND.get(author_kind, "human_feedback"),
     }
+
+
+def _as_utc(moment: datetime | None) -> datetime | None:
+    """The moment in UTC (`iso_utc`'s rule: a naive value is UTC read back without tzinfo)."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def export_line(row: tuple, *, application_id: str) -> str:
@@ -122,11 +136,8 @@ def export_line(row: tuple, *, application_id: str) -> str:
 
 
 def encode_row(row: tuple, *, application_id: str) -> str:
-    """The line's JSON text (no newline): the reference encoding. The selectors
-    let SQLite (`json_object`) and PostgreSQL (`row_to_json`) build the same
-    bytes in the database, which is several times faster; a test holds the
-    three to byte-identical output."""
-    return _encode(export_record(row, application_id=application_id))
+    """The line's JSON text (no newline)."""
+    return _encode(export_record(row, application_id=application_id)).decode()
 
 
 @dataclass
@@ -193,11 +204,11 @@ def jsonl_chunks(
 
 def encoded_batches(
     rows: Iterable[tuple], *, application_id: str, batch_size: int = 1000
-) -> Iterator[list[tuple[int, str, int, str]]]:
-    """Column tuples (`EXPORT_COLUMNS`) to what `jsonl_chunks` takes, encoded in Python."""
-    batch: list[tuple[int, str, int, str]] = []
+) -> Iterator[list[tuple[int, str, int, bytes]]]:
+    """Column tuples (`EXPORT_COLUMNS`) to what `jsonl_chunks` takes: UTF-8 lines."""
+    batch: list[tuple[int, str, int, bytes]] = []
     for row in rows:
-        batch.append((row[0], row[1], row[2], encode_row(row, application_id=application_id)))
+        batch.append((row[0], row[1], row[2], _encode(export_record(row, application_id=application_id))))
         if len(batch) >= batch_size:
             yield batch
             batch = []

@@ -467,11 +467,13 @@ def flag_review(
     twin_answer: str | None = None,
     weight: float | None = None,
     attack_family: str | None = None,
+    at: datetime | None = None,
 ) -> Flag:
     """A curator's decision: approve (axis + verdict), reject, re-open, or label a capture.
 
     `version` is the version the curator saw; if the flag changed since, a
-    Conflict carries the current state and nothing is written.
+    Conflict carries the current state and nothing is written. `at` is when it
+    was decided (now unless given: the demo data's history is decided in the past).
     """
     if reviewer is None or not getattr(reviewer, "is_authenticated", False):
         raise PermissionDeniedError("Only a human curator reviews flags.", code="human_required")
@@ -526,40 +528,50 @@ def flag_review(
             fields={"status": "already pending: nothing to re-open; approve or reject it instead"},
         )
 
-    now = timezone.now()
+    now = at or timezone.now()
+    old = {name: getattr(flag, name) for name in ("status", "axis", "verdict", "capture_label")}
+    # The write transaction holds only the writes: on SQLite it holds the
+    # database's one write lock (BEGIN IMMEDIATE), and every other curator's
+    # decision waits for it in the busy handler's sleeps. Reads (the row as
+    # written, the current state on a conflict) happen outside it.
     with transaction.atomic():
         # Optimistic concurrency: the update only applies to the version the
         # curator saw; a concurrent decision makes it match no row. It also
         # applies only to the state the event will name as "from": a copy of the
         # flag older than `version` must not log a transition the row never made.
-        old = {name: getattr(flag, name) for name in ("status", "axis", "verdict", "capture_label")}
+        written = dict(status=status, updated_at=now, claimed_by=None, claimed_until=None, **values)
         updated = Flag.objects.filter(pk=flag.pk, version=version, **old).exclude(status=FlagStatus.DROPPED).update(
-            status=status, version=F("version") + 1, updated_at=now,
-            claimed_by=None, claimed_until=None, **values,
+            version=F("version") + 1, **written,
         )
-        if not updated:
-            current = Flag.objects.get(pk=flag.pk)
-            now_at = f"{current.get_status_display().lower()}, version {current.version}"
-            raise Conflict(
-                f"Version {version} is not one this flag has had (it is {now_at}); your decision was not saved."
-                if version > current.version else
-                f"Someone else changed this flag meanwhile (now {now_at}); your decision was not saved.",
-                current=flag_as_dict(current),
+        if updated:
+            # The row matched `version` and `old`, so it now holds exactly this: no
+            # need to read it back (claims, which change no version, are cleared).
+            for name, value in written.items():
+                setattr(flag, name, value)
+            flag.version = version + 1
+            FlagReview.objects.create(
+                application_id=flag.application_id, flag=flag, reviewer=reviewer,
+                from_status=old["status"], to_status=status, axis=flag.axis, verdict=flag.verdict,
+                capture_label=flag.capture_label, note=note, flag_version=flag.version, created_at=now,
+                # A clock set back must not make a negative wait (the column refuses it).
+                wait_seconds=(None if status == FlagStatus.PENDING
+                              else max(0, int((now - flag.created_at).total_seconds()))),
             )
-        flag.refresh_from_db()
-        FlagReview.objects.create(
-            application_id=flag.application_id, flag=flag, reviewer=reviewer,
-            from_status=old["status"], to_status=status, axis=flag.axis, verdict=flag.verdict,
-            capture_label=flag.capture_label, note=note, flag_version=flag.version, created_at=now,
-            # A clock set back must not make a negative wait (the column refuses it).
-            wait_seconds=None if status == FlagStatus.PENDING else max(0, int((now - flag.created_at).total_seconds())),
+            changes = {name: [before, getattr(flag, name)] for name, before in old.items()
+                       if before != getattr(flag, name)}
+            if note:
+                changes["note"] = note
+            _event(flag=flag, action=_ACTIONS[status], from_status=old["status"], to_status=status,
+                   actor=Actor(user=reviewer), changes=changes, at=now)
+    if not updated:
+        current = Flag.objects.get(pk=flag.pk)
+        now_at = f"{current.get_status_display().lower()}, version {current.version}"
+        raise Conflict(
+            f"Version {version} is not one this flag has had (it is {now_at}); your decision was not saved."
+            if version > current.version else
+            f"Someone else changed this flag meanwhile (now {now_at}); your decision was not saved.",
+            current=flag_as_dict(current),
         )
-        changes = {name: [before, getattr(flag, name)] for name, before in old.items()
-                   if before != getattr(flag, name)}
-        if note:
-            changes["note"] = note
-        _event(flag=flag, action=_ACTIONS[status], from_status=old["status"], to_status=status,
-               actor=Actor(user=reviewer), changes=changes, at=now)
     return flag
 
 

@@ -5,7 +5,6 @@ from datetime import timedelta
 from django.urls import reverse
 from django.utils import timezone
 
-from consoles.democlock import demo_clock
 from consoles.errors import DomainError
 from consoles.extensions import HomeCard
 from consoles.models import Application
@@ -107,13 +106,12 @@ def load_demo(*, application: Application, users: dict) -> None:
     _demo_cases(application)
     now = timezone.now()
     try:
-        with demo_clock(now - timedelta(days=7)):
-            plan, _ = plan_create(application=application, budget=DEMO_BUDGET, actor=users["curator"])
+        plan, _ = plan_create(application=application, budget=DEMO_BUDGET, actor=users["curator"],
+                              at=now - timedelta(days=7))
     except DomainError:
         # No case to sample in this application's demo data: nothing to show.
         return
-    with demo_clock(now - timedelta(days=6, hours=20)):
-        plan_enqueue(plan=plan, actor=users["curator"])
+    plan_enqueue(plan=plan, actor=users["curator"], at=now - timedelta(days=6, hours=20))
     _label_some(application, plan, users, now)
 
 
@@ -125,9 +123,9 @@ def _label_some(application: Application, plan: SamplingPlan, users: dict, now) 
         selection = selections.get(rank)
         if selection is None or selection.case is None:
             continue
-        with demo_clock(now - timedelta(days=6 - i, hours=3)):
-            label_submit(application=application, case=selection.case, reviewer=users[username], label=label,
-                         rationale="Worked the sampled queue: compared the host evidence with the verdict.")
+        label_submit(application=application, case=selection.case, reviewer=users[username], label=label,
+                     rationale="Worked the sampled queue: compared the host evidence with the verdict.",
+                     at=now - timedelta(days=6 - i, hours=3))
 
 
 def load_demo_after_cases(*, application: Application, users: dict) -> None:
@@ -136,7 +134,6 @@ def load_demo_after_cases(*, application: Application, users: dict) -> None:
     if application.slug != "acme-chat" or SamplingPlan.objects.filter(application=application).exists():
         return
     try:
-        with demo_clock(timezone.now() - timedelta(days=2)):
-            plan_create(application=application, budget=6, actor=users["curator2"])
+        plan_create(application=application, budget=6, actor=users["curator2"], at=timezone.now() - timedelta(days=2))
     except DomainError:
         return

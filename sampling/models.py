@@ -10,6 +10,7 @@ purge removes a case.
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 
 from consoles.models import Application
 
@@ -38,7 +39,8 @@ class SamplingPlan(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Not auto_now_add: a service writes it, `at=` when given (the demo's past history).
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
     enqueued_at = models.DateTimeField(null=True, blank=True)
     enqueued_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -199,7 +201,8 @@ class PlanEvent(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     detail = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Not auto_now_add: a service writes it, `at=` when given (the demo's past history).
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["created_at", "id"]

@@ -92,8 +92,10 @@ def plan_create(
     budget: int,
     max_per_pattern: int = DEFAULT_MAX_PER_PATTERN,
     actor: AbstractBaseUser | None,
+    at: datetime | None = None,
 ) -> tuple[SamplingPlan, bool]:
-    """Store the plan the policy makes now; (plan, created).
+    """Store the plan the policy makes now; (plan, created). `at`: when it is
+    recorded as made (now unless given; the demo data's history is in the past).
 
     The same corpus and parameters give the same plan digest, so asking again
     returns the stored plan instead of a duplicate.
@@ -120,6 +122,7 @@ def plan_create(
                 capped_count=plan.capped_count,
                 gold_excluded_count=draft.gold_excluded_count,
                 created_by=actor,
+                created_at=at or timezone.now(),
             )
             PlanSelection.objects.bulk_create(
                 PlanSelection(
@@ -148,6 +151,7 @@ def plan_create(
                 plan=stored,
                 kind=PlanEventKind.CREATED,
                 actor=actor,
+                created_at=stored.created_at,
                 detail={
                     "plan_digest": plan.digest,
                     "budget": plan.budget,
@@ -192,13 +196,17 @@ class EnqueueResult:
         return ", ".join(parts) + "."
 
 
-def plan_enqueue(*, plan: SamplingPlan, actor: AbstractBaseUser | None) -> EnqueueResult:
-    """Put the plan's selections into the adjudication queue, reason copied verbatim.
+def plan_enqueue(
+    *, plan: SamplingPlan, actor: AbstractBaseUser | None, at: datetime | None = None
+) -> EnqueueResult:
+    """Put the plan's selections into the adjudication queue, reason copied verbatim
+    (`at`: when; now unless given).
 
     Idempotent: a plan is enqueued once (the row lock makes two concurrent
     clicks queue it once), and a case that already has an open queue entry is
     not queued again.
     """
+    at = at or timezone.now()
     with transaction.atomic():
         locked = SamplingPlan.objects.select_for_update().get(pk=plan.pk)
         if locked.enqueued_at is not None:
@@ -220,6 +228,7 @@ def plan_enqueue(*, plan: SamplingPlan, actor: AbstractBaseUser | None) -> Enque
                         case=case,
                         selection_reason=selection.reason,
                         actor=actor,
+                        at=at,
                     )
                 except InvalidInput as exc:
                     if exc.code != "labels_complete":
@@ -232,7 +241,7 @@ def plan_enqueue(*, plan: SamplingPlan, actor: AbstractBaseUser | None) -> Enque
                 selection.queue_entry = entry
             counts[selection.enqueue_outcome] += 1
         PlanSelection.objects.bulk_update(selections, ["enqueue_outcome", "queue_entry"])
-        locked.enqueued_at = timezone.now()
+        locked.enqueued_at = at
         locked.enqueued_by = actor
         locked.save(update_fields=["enqueued_at", "enqueued_by"])
         PlanEvent.objects.create(
@@ -240,6 +249,7 @@ def plan_enqueue(*, plan: SamplingPlan, actor: AbstractBaseUser | None) -> Enque
             plan=locked,
             kind=PlanEventKind.ENQUEUED,
             actor=actor,
+            created_at=at,
             detail=counts,
         )
     plan.enqueued_at, plan.enqueued_by = locked.enqueued_at, locked.enqueued_by

@@ -7,7 +7,6 @@ import pytest
 from adjudication.agreement import MIN_KAPPA_CASES
 from adjudication.selectors import agreement_by_day, application_agreement, gold_promotions_by_day
 from adjudication.services import gold_promote, label_submit
-from consoles.democlock import demo_clock
 from consoles.tests.factories import ApplicationFactory
 
 from .factories import CaseFactory
@@ -18,8 +17,7 @@ START = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 def _label(application, case, user, label, at):
-    with demo_clock(at):
-        return label_submit(application=application, case=case, reviewer=user, label=label, rationale="checked")
+    return label_submit(application=application, case=case, reviewer=user, label=label, rationale="checked", at=at)
 
 
 def test_kappa_over_time_is_gated_and_ends_where_the_agreement_page_is(application, curator, curator2):
@@ -47,10 +45,8 @@ def test_gold_promotions_per_day_tell_first_labels_from_revisions(application, c
     case = CaseFactory(application=application)
     mine = _label(application, case, curator, "reliable", START)
     theirs = _label(application, case, curator2, "unreliable", START)
-    with demo_clock(START + timedelta(hours=1)):
-        gold_promote(application=application, case=case, label=mine, adjudicator=curator)
-    with demo_clock(START + timedelta(days=2)):
-        gold_promote(application=application, case=case, label=theirs, adjudicator=curator)
+    gold_promote(application=application, case=case, label=mine, adjudicator=curator, at=START + timedelta(hours=1))
+    gold_promote(application=application, case=case, label=theirs, adjudicator=curator, at=START + timedelta(days=2))
     assert gold_promotions_by_day(application=application, first=date(2026, 11, 1), last=date(2026, 11, 30)) == [
         (date(2026, 11, 1), 1, 0),
         (date(2026, 11, 3), 0, 1),

@@ -201,3 +201,27 @@ def test_id_sets_are_compact_and_exact():
     assert id_set_intersection(blob, [0, 7, 1_000_001, 5_000_000]) == {7, 5_000_000}
     assert id_set_intersection(encode_id_set([]), [1]) == set()
     assert id_set_intersection(None, [1]) == set()
+
+
+def test_lines_are_the_bytes_the_standard_json_module_writes():
+    """orjson against `json.dumps(ensure_ascii=False, separators=(",", ":"))`, the
+    format the export has always had: escapes, raw UTF-8, key order, nulls."""
+    nasty = 'quote " backslash \\ newline\n tab\t cr\r ctl \x00\x01\x08\x0c\x1f\x7f </script> é 漢字 😀 \u2028 {"a":1}'
+    for values in (
+        row(prompt=nasty, context=nasty, answer=nasty, note=nasty),
+        row(verdict=None, axis=None, note=None, author_kind="agent"),
+        row(created_at=datetime(2026, 6, 26, 10, 14, 33, 999999, tzinfo=UTC)),
+        row(created_at=datetime(2026, 6, 26, 12, 14, 33, 999999, tzinfo=timezone(timedelta(hours=2)))),
+        row(created_at=datetime(2026, 6, 26, 10, 14, 33)),  # naive: UTC read back without tzinfo
+    ):
+        from consoles.timestamps import iso_utc
+        from feedback.exports import export_record
+
+        record = export_record(values, application_id="acmé")
+        reference = json.dumps(
+            {**record, "created_at": iso_utc(record["created_at"])}, ensure_ascii=False, separators=(",", ":"),
+            allow_nan=False,
+        )
+        assert export_line(values, application_id="acmé") == reference + "\n"
+        (_, _, _, line), = next(encoded_batches([values], application_id="acmé"))
+        assert line == reference.encode()

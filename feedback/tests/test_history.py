@@ -7,7 +7,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from consoles.democlock import demo_clock
 from consoles.tests.factories import ApiTokenFactory
 from feedback import history as history_module
 from feedback.history import STORE_AFTER, history_days, history_days_forget
@@ -29,8 +28,7 @@ def _flag(application, n: int, at: datetime, session: str = "s"):
 
 
 def _decide(flag, user, at: datetime, status: str = "approved"):
-    with demo_clock(at):
-        return flag_review(flag=flag, reviewer=user, status=status, version=flag.version)
+    return flag_review(flag=flag, reviewer=user, status=status, version=flag.version, at=at)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from django.db import connection
 
-from consoles.democlock import demo_clock
 from consoles.tests.factories import ApiTokenFactory, ApplicationFactory
 from feedback.models import FlagReview
 from feedback.selectors import (
@@ -34,8 +33,7 @@ def _flag(application, n: int, at: datetime, problem: str = "fabricated", captur
 
 
 def _decide(flag, user, at: datetime, status: str, **kwargs):
-    with demo_clock(at):
-        return flag_review(flag=flag, reviewer=user, status=status, version=flag.version, **kwargs)
+    return flag_review(flag=flag, reviewer=user, status=status, version=flag.version, at=at, **kwargs)
 
 
 @pytest.fixture

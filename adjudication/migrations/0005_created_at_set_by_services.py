@@ -1,0 +1,42 @@
+"""created_at is written by the services (`at=` when given: the demo data's
+history is decided in the past) instead of auto_now_add, so no process-wide
+clock patch is needed. State only: a Python default is not in the schema, and on
+SQLite altering the field would rebuild the tables (and drop their triggers)."""
+
+import django.utils.timezone
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('adjudication', '0004_case_search_trigram'),
+    ]
+
+    operations = [
+        migrations.SeparateDatabaseAndState(
+            database_operations=[],
+            state_operations=[
+                migrations.AlterField(
+                    model_name='adjudicationevent',
+                    name='created_at',
+                    field=models.DateTimeField(default=django.utils.timezone.now, editable=False),
+                ),
+                migrations.AlterField(
+                    model_name='caselabel',
+                    name='created_at',
+                    field=models.DateTimeField(default=django.utils.timezone.now, editable=False),
+                ),
+                migrations.AlterField(
+                    model_name='goldlabelrevision',
+                    name='created_at',
+                    field=models.DateTimeField(default=django.utils.timezone.now, editable=False),
+                ),
+                migrations.AlterField(
+                    model_name='queueentry',
+                    name='created_at',
+                    field=models.DateTimeField(default=django.utils.timezone.now, editable=False),
+                ),
+            ],
+        ),
+    ]
