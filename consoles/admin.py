@@ -287,7 +287,7 @@ class ScopedUserAdmin(TenantScopedAdminMixin, UserAdmin):
 
 @admin.register(Group)
 class ScopedGroupAdmin(TenantScopedAdminMixin, GroupAdmin):
-    tenant_path = None  # groups carry model permissions for every tenant: superusers only
+    superuser_only = True  # a group's model permissions reach every tenant
 
 
 class _AxesScope(TenantScopedAdminMixin):
@@ -303,8 +303,8 @@ class _AxesScope(TenantScopedAdminMixin):
     def object_in_scope(self, request: HttpRequest, obj, application_ids: frozenset[int]) -> bool:
         return self.scope_queryset(request, type(obj)._default_manager.filter(pk=obj.pk), application_ids).exists()
 
-    def get_actions(self, request: HttpRequest) -> dict:
-        actions = super().get_actions(request)
+    def get_actions(self, request: HttpRequest, action_location=admin.ActionLocation.CHANGE_LIST) -> dict:
+        actions = super().get_actions(request, action_location=action_location)
         if not is_superuser(request):
             # "Clean up expired attempts" deletes every user's, not only those listed.
             actions.pop("cleanup_expired_attempts", None)

@@ -99,11 +99,12 @@ class TenantScopedAdminMixin:
     """
 
     tenant_path: str | None = "application"
+    superuser_only: bool = False  # rows that reach every tenant (groups and their permissions)
 
     # --- which rows -----------------------------------------------------------------
 
     def scope_queryset(self, request: HttpRequest, queryset: QuerySet, application_ids: frozenset[int]) -> QuerySet:
-        if self.tenant_path is None:
+        if self.tenant_path is None or self.superuser_only:
             return queryset.none()
         return queryset.filter(**{f"{self.tenant_path}__in": application_ids})
 
@@ -124,7 +125,7 @@ class TenantScopedAdminMixin:
         if is_superuser(request):
             return True
         ids = administered_application_ids(request)
-        if not ids:
+        if not ids or self.superuser_only:
             return False
         # An inline is asked about its parent, which the parent's admin has already scoped.
         if obj is None or isinstance(self, InlineModelAdmin):
