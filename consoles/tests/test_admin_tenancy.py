@@ -405,3 +405,30 @@ def _request_for(user: User):
     request = RequestFactory().get("/admin/")
     request.user = user
     return request
+
+
+def test_an_application_admin_manages_their_own_application(ada, tenants):
+    """The scope takes nothing away inside the admin's own application."""
+    a, both = tenants["a"], tenants["both"]
+    page = ada.get(f"/admin/consoles/application/{a.pk}/change/")
+    assert page.status_code == 200 and "cy" in page.text
+    membership = Membership.objects.get(user=both, application=a)
+    response = ada.post(f"/admin/consoles/membership/{membership.pk}/change/",
+                        {"user": both.pk, "application": a.pk, "role": Role.VIEWER})
+    assert response.status_code == 302
+    membership.refresh_from_db()
+    assert membership.role == Role.VIEWER
+    # The member picker offers A's members, and B's curator is not among them.
+    found = ada.get("/admin/autocomplete/", {"app_label": "consoles", "model_name": "membership",
+                                              "field_name": "user", "term": ""}).json()
+    assert {r["text"] for r in found["results"]} == {"ada", "cy"}
+    token = tenants["token_a"]
+    assert ada.post(f"/admin/consoles/apitoken/{token.pk}/change/", {"name": "renamed"}).status_code == 302
+    token.refresh_from_db()
+    assert token.name == "renamed"
+    from exemplars.models import DetectorProfile
+
+    response = ada.post("/admin/exemplars/detectorprofile/add/",
+                        {"application": a.pk, "name": "alpha-profile", "axes": '["jailbreak"]'})
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert DetectorProfile.objects.get(name="alpha-profile").application == a
