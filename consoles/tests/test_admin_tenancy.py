@@ -339,11 +339,16 @@ def test_every_model_admin_gives_an_application_admin_nothing_of_another_applica
                     if marker != query.get("q"):  # the page repeats the search term
                         assert marker not in response.text, (label, query, marker)
 
-        # Every URL naming the victim's row: 404 (or 403), for reads and writes.
+        # Every URL naming the victim's row: 404 (or 403 where nobody may do that at all,
+        # e.g. delete a flag), for reads and writes; its page and history exactly as a missing row.
         for url in _object_urls(model_admin, victim.pk):
             for method in ("get", "post"):
                 status = getattr(client, method)(url, {"post": "yes"} if method == "post" else {}).status_code
                 assert status in (403, 404), (label, method, url, status)
+        # (403 where the attacker may open no row of the model at all: groups.)
+        expected = 404 if model_admin.has_view_or_change_permission(_request_for(world["attacker"])) else 403
+        for url in (change_url, reverse("admin:{}_{}_history".format(*info), args=[victim.pk])):
+            assert client.get(url).status_code in {404, expected}, (label, url)
 
         # Actions on the victim's id (delete, revoke, ...) touch nothing.
         for action in model_admin.get_actions(_request_for(world["attacker"])):
