@@ -1,14 +1,49 @@
+"""The Django admin of tenants, memberships and tokens, and the scoping of every other admin.
+
+Every ModelAdmin and inline of every app is tenant-scoped by `TenantScopedAdminMixin`
+(`consoles/admin_scope.py`, STYLE.md habit 11): a superuser sees all; any other staff user
+only the applications they administer. A new ModelAdmin starts like this, or the admin sweep
+(`consoles/tests/test_admin_tenancy.py`) fails:
+
+    from consoles.admin_scope import TenantScopedAdminMixin
+
+    @admin.register(Thing)
+    class ThingAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+        tenant_path = "application"   # the lookup from a Thing to its Application
+
+A ModelAdmin registered by a library is wrapped with `rescope(Model)` here (axes, auth).
+
+Tokens: the admin issues application tokens only (secret shown once on the response page,
+never stored or put in a message); a personal token is created by its own user under
+*My tokens* (`/tokens/`). An admin may revoke any token they can see.
+"""
+
+import axes.admin  # noqa: F401 - registers its admins first, so they can be re-registered scoped
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
 from django.contrib import admin, messages
-from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 
+from .admin_scope import (
+    TenantScopedAdminMixin,
+    administered_application_ids,
+    is_superuser,
+    members_of,
+    rescope,
+)
 from .errors import InvalidInput
 from .models import ApiToken, Application, Membership, TokenKind
 from .services import application_keys_in_use, token_issue, token_revoke
 
 
-class MembershipInline(admin.TabularInline):
+class MembershipInline(TenantScopedAdminMixin, admin.TabularInline):
     model = Membership
     extra = 0
     autocomplete_fields = ["user"]
@@ -20,7 +55,7 @@ class MembershipInline(admin.TabularInline):
         return super().get_queryset(request).select_related("user", "application")
 
 
-class ApplicationTokenInline(admin.TabularInline):
+class ApplicationTokenInline(TenantScopedAdminMixin, admin.TabularInline):
     """Tokens are listed here; they are issued from the token admin (shown once)."""
 
     model = ApiToken
@@ -55,8 +90,10 @@ class ApplicationForm(forms.ModelForm):
 
 
 @admin.register(Application)
-class ApplicationAdmin(admin.ModelAdmin):
+class ApplicationAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
+    tenant_path = "pk"
     form = ApplicationForm
+
     list_display = ["name", "slug", "capture_enabled", "retention_days", "created_at"]
     list_filter = ["capture_enabled", "gold_requires_two_agreeing"]
     search_fields = ["name", "slug"]
@@ -82,6 +119,13 @@ class ApplicationAdmin(admin.ModelAdmin):
         ("Retention", {"fields": ["retention_days"]}),
     ]
 
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # A new tenant would have no admin but its creator's superuser: tenants are a superuser's.
+        return is_superuser(request) and super().has_add_permission(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Application | None = None) -> bool:
+        return is_superuser(request) and super().has_delete_permission(request, obj)
+
     def get_deleted_objects(self, objs, request: HttpRequest) -> tuple[list, dict, set, list]:
         # Django's confirmation lists every row a tenant's deletion cascades to, one link
         # each: minutes for a tenant with a few hundred thousand flags, only to end in "no
@@ -102,7 +146,7 @@ class ApplicationAdmin(admin.ModelAdmin):
 
 
 @admin.register(Membership)
-class MembershipAdmin(admin.ModelAdmin):
+class MembershipAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["user", "application", "role", "created_at"]
     list_filter = ["role", "application"]
     search_fields = ["user__username", "user__email", "application__slug", "application__name"]
@@ -110,22 +154,34 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 class TokenCreateForm(forms.ModelForm):
+    """The admin issues application tokens only. A personal token lets its holder act as a
+    human reviewer, so it is created by that human alone, under My tokens."""
+
+    kind = forms.ChoiceField(
+        choices=[(TokenKind.APPLICATION.value, TokenKind.APPLICATION.label)],
+        initial=TokenKind.APPLICATION,
+        help_text="Personal tokens are created by their own user, under My tokens (/tokens/).",
+    )
+
     class Meta:
         model = ApiToken
-        fields = ["kind", "name", "application", "user"]
+        fields = ["kind", "name", "application"]
 
-    def clean(self) -> dict:
-        data = super().clean()
-        kind = data.get("kind")
-        if kind == TokenKind.APPLICATION and (not data.get("application") or data.get("user")):
-            raise forms.ValidationError("An application token needs an application and no user.")
-        if kind == TokenKind.PERSONAL and (not data.get("user") or data.get("application")):
-            raise forms.ValidationError("A personal token needs a user and no application.")
-        return data
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["application"].required = True
+
+    def _post_clean(self) -> None:
+        # The row is issued by token_issue (digest, prefix); set the kind the form allows so
+        # the model's owner-matches-kind check sees the row that will be written.
+        self.instance.kind = TokenKind.APPLICATION
+        self.instance.user = None
+        super()._post_clean()
 
 
-@admin.action(description="Revoke selected tokens")
+@admin.action(description="Revoke selected tokens", permissions=["change"])
 def revoke_tokens(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: QuerySet) -> None:
+    # `queryset` is the changelist's: only tokens this admin may see.
     count = 0
     for token in queryset.filter(revoked_at__isnull=True):
         token_revoke(token=token)
@@ -134,12 +190,24 @@ def revoke_tokens(modeladmin: admin.ModelAdmin, request: HttpRequest, queryset: 
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
     list_display = ["name", "kind", "application", "user", "prefix", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["kind", "application", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["name", "prefix", "application__slug", "user__username"]
-    autocomplete_fields = ["application", "user"]
+    autocomplete_fields = ["application"]
     actions = [revoke_tokens]
+
+    # An application token belongs to its application; a personal token to its user, whom
+    # an admin of an application the user belongs to may see (and revoke the token of).
+    def scope_queryset(self, request: HttpRequest, queryset: QuerySet, application_ids: frozenset[int]) -> QuerySet:
+        return queryset.filter(Q(application_id__in=application_ids)
+                               | Q(kind=TokenKind.PERSONAL, user_id__in=members_of(application_ids)))
+
+    def object_in_scope(self, request: HttpRequest, obj: ApiToken, application_ids: frozenset[int]) -> bool:
+        if obj.application_id is not None:
+            return obj.application_id in application_ids
+        return obj.user_id is not None and Membership.objects.filter(
+            user_id=obj.user_id, application_id__in=application_ids).exists()
 
     def get_form(self, request: HttpRequest, obj=None, **kwargs):
         if obj is None:
@@ -148,7 +216,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj=None) -> list[str]:
         if obj is None:
-            return ["kind", "name", "application", "user"]
+            return ["kind", "name", "application"]
         return ["kind", "name", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
@@ -158,24 +226,107 @@ class ApiTokenAdmin(admin.ModelAdmin):
         # revoked; an editable date would let a staff user bring a leaked token back to life.
         return ["kind", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
 
+    def has_change_permission(self, request: HttpRequest, obj: ApiToken | None = None) -> bool:
+        # A personal token is its user's: others may see and revoke it (the list's action), not rename it.
+        if obj is not None and obj.kind == TokenKind.PERSONAL and obj.user_id != request.user.pk:
+            return False
+        return super().has_change_permission(request, obj)
+
     def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
             return
-        issued = token_issue(
-            name=obj.name,
-            application=obj.application if obj.kind == TokenKind.APPLICATION else None,
-            user=obj.user if obj.kind == TokenKind.PERSONAL else None,
-            created_by=request.user,
-        )
-        # The admin's "object added" redirect needs the saved row.
+        if not is_superuser(request) and not self.object_in_scope(request, obj, administered_application_ids(request)):
+            raise PermissionDenied("You do not administer this application.")
+        issued = token_issue(name=obj.name, application=obj.application, created_by=request.user)
+        # The admin's "object added" log entry needs the saved row.
         obj.pk = issued.token.pk
         obj.__dict__.update({k: v for k, v in issued.token.__dict__.items() if not k.startswith("_")})
-        messages.warning(
-            request,
-            f"Token {issued.token.name!r} created. Copy it now, it is not shown again: {issued.secret}",
-        )
+        # Kept on this request only, for response_add: never in the session, a message or a log.
+        request._issued_token_secret = issued.secret
+
+    def response_add(self, request: HttpRequest, obj: ApiToken, post_url_continue=None) -> HttpResponse:
+        """The secret is shown on this response itself, once: Django's redirect would carry it
+        in the messages cookie (signed, not encrypted) or the session."""
+        secret = getattr(request, "_issued_token_secret", None)
+        if secret is None:  # nothing was issued on this request
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Token created",
+            "opts": self.opts,
+            "token": obj,
+            "secret": secret,
+        }
+        response = TemplateResponse(request, "admin/consoles/apitoken/issued.html", context)
+        add_never_cache_headers(response)
+        return response
 
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         # Revoke instead: a deleted token would lose its audit trail.
         return False
+
+
+# --- admins registered by Django and by libraries, scoped the same way -----------------
+
+
+User = get_user_model()
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+
+@admin.register(User)
+class ScopedUserAdmin(TenantScopedAdminMixin, UserAdmin):
+    """Application admins see the members of their applications, read-only: changing a user
+    (a password, staff or superuser status, permissions) would reach every application the
+    user belongs to, so it is a superuser's."""
+
+    def scope_queryset(self, request: HttpRequest, queryset: QuerySet, application_ids: frozenset[int]) -> QuerySet:
+        return queryset.filter(pk__in=members_of(application_ids))
+
+    def object_in_scope(self, request: HttpRequest, obj, application_ids: frozenset[int]) -> bool:
+        return obj.pk is not None and Membership.objects.filter(user_id=obj.pk, application_id__in=application_ids).exists()
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return is_superuser(request) and super().has_add_permission(request)
+
+    def has_change_permission(self, request: HttpRequest, obj=None) -> bool:
+        return is_superuser(request) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
+        return is_superuser(request) and super().has_delete_permission(request, obj)
+
+    def get_fieldsets(self, request: HttpRequest, obj=None):
+        if is_superuser(request) or obj is None:
+            return super().get_fieldsets(request, obj)
+        return [(None, {"fields": ["username", "first_name", "last_name", "email", "is_active", "last_login"]})]
+
+
+@admin.register(Group)
+class ScopedGroupAdmin(TenantScopedAdminMixin, GroupAdmin):
+    superuser_only = True  # a group's model permissions reach every tenant
+
+
+class _AxesScope(TenantScopedAdminMixin):
+    """Log-in records name a username, not an application: an application admin sees (and
+    unlocks, by deleting the attempt) those of their applications' members only."""
+
+    tenant_path = None
+
+    def scope_queryset(self, request: HttpRequest, queryset: QuerySet, application_ids: frozenset[int]) -> QuerySet:
+        usernames = User._default_manager.filter(pk__in=members_of(application_ids)).values(User.USERNAME_FIELD)
+        return queryset.filter(username__in=usernames)
+
+    def object_in_scope(self, request: HttpRequest, obj, application_ids: frozenset[int]) -> bool:
+        return self.scope_queryset(request, type(obj)._default_manager.filter(pk=obj.pk), application_ids).exists()
+
+    def get_actions(self, request: HttpRequest, action_location=admin.ActionLocation.CHANGE_LIST) -> dict:
+        actions = super().get_actions(request, action_location=action_location)
+        if not is_superuser(request):
+            # "Clean up expired attempts" deletes every user's, not only those listed.
+            actions.pop("cleanup_expired_attempts", None)
+        return actions
+
+
+for _model in (AccessAttempt, AccessLog, AccessFailureLog):
+    rescope(_model, mixin=_AxesScope)

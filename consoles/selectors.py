@@ -37,3 +37,8 @@ def application_get(*, slug: str) -> Application:
 
 def token_list(*, application: Application) -> QuerySet[ApiToken]:
     return ApiToken.objects.filter(application=application).order_by("-created_at")
+
+
+def personal_token_list(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    """The user's own personal tokens, newest first (revoked ones too: the list is their record)."""
+    return ApiToken.objects.filter(kind="personal", user=user).order_by("-created_at", "-pk")

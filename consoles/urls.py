@@ -31,6 +31,8 @@ urlpatterns = [
     path("favicon.ico", views.favicon),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("tokens/", views.my_tokens, name="my_tokens"),
+    path("tokens/<int:pk>/revoke/", views.my_token_revoke, name="my_token_revoke"),
     path("admin/", admin.site.urls),
     path("api/", api.urls),
     path("a/<slug:app_slug>/", views.application_home, name="application_home"),

@@ -1,18 +1,23 @@
 import sys
 
+from django import forms
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.template import loader
 from django.templatetags.static import static
 from django.views import defaults
 from django.views.decorators.cache import cache_control, never_cache
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from .access import member_required
+from .errors import InvalidInput
 from .extensions import home_cards
-from .selectors import application_list_for_user
+from .models import ApiToken
+from .selectors import application_list_for_user, personal_token_list
+from .services import token_issue, token_revoke
 
 
 @login_required
@@ -31,6 +36,49 @@ def application_home(request: HttpRequest) -> HttpResponse:
         "consoles/application_home.html",
         {"cards": home_cards(request.application)},
     )
+
+
+class PersonalTokenForm(forms.Form):
+    name = forms.CharField(
+        max_length=ApiToken._meta.get_field("name").max_length,
+        help_text="Where you will use it, e.g. laptop or notebook.",
+    )
+
+
+@never_cache  # the page that shows a new secret must not stay in any cache
+@login_required
+@require_http_methods(["GET", "POST"])
+def my_tokens(request: HttpRequest) -> HttpResponse:
+    """The user's personal tokens: create one (its secret shown on this response, once), list,
+    revoke. Only here is a personal token made: it acts as its user, a human reviewer, so no
+    one else (an admin included) may mint one for them."""
+    issued = None
+    form = PersonalTokenForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            issued = token_issue(name=form.cleaned_data["name"], user=request.user, created_by=request.user)
+        except InvalidInput as exc:
+            exc.add_to_form(form)
+        else:
+            form = PersonalTokenForm()
+    return render(
+        request,
+        "consoles/my_tokens.html",
+        {"form": form, "issued": issued, "tokens": personal_token_list(user=request.user)},
+        status=201 if issued else (422 if form.errors else 200),
+    )
+
+
+@login_required
+@require_POST
+def my_token_revoke(request: HttpRequest, pk: int) -> HttpResponse:
+    token = personal_token_list(user=request.user).filter(pk=pk).first()
+    if token is None:  # someone else's token is no token of yours
+        raise Http404("No such token.")
+    if token.is_active:
+        token_revoke(token=token)
+        messages.success(request, f"Token {token.name!r} revoked: it no longer authenticates.")
+    return redirect("my_tokens")
 
 
 @never_cache

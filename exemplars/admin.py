@@ -3,11 +3,13 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from consoles.admin_scope import TenantScopedAdmin
+
 from .models import BankBuild, BankSettings, DetectorProfile
 
 
 @admin.register(BankSettings)
-class BankSettingsAdmin(admin.ModelAdmin):
+class BankSettingsAdmin(TenantScopedAdmin):
     list_display = ["application", "enabled", "tau", "updated_at"]
     list_filter = ["enabled"]
     list_select_related = ["application"]
@@ -24,7 +26,7 @@ class BankSettingsAdmin(admin.ModelAdmin):
 
 
 @admin.register(DetectorProfile)
-class DetectorProfileAdmin(admin.ModelAdmin):
+class DetectorProfileAdmin(TenantScopedAdmin):
     list_display = ["name", "application", "axes", "updated_at"]
     list_filter = ["application"]
     list_select_related = ["application"]
@@ -37,7 +39,7 @@ class DetectorProfileAdmin(admin.ModelAdmin):
 
 
 @admin.register(BankBuild)
-class BankBuildAdmin(admin.ModelAdmin):
+class BankBuildAdmin(TenantScopedAdmin):
     list_display = ["profile", "application", "short_version", "exemplar_count", "flag_count", "built_at",
                     "build_seconds"]
     # A profile's __str__ names its application's slug.

@@ -3,10 +3,12 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from consoles.admin_scope import TenantScopedAdmin
+
 from .models import Flag, FlagEvent, FlagReview
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(TenantScopedAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 

@@ -4,6 +4,8 @@ events); nothing here can add, edit or delete a proposal, decision or corpus ent
 from django.contrib import admin
 from django.http import HttpRequest
 
+from consoles.admin_scope import TenantScopedAdmin
+
 from .models import (
     Candidate,
     CorpusEntry,
@@ -15,7 +17,7 @@ from .models import (
 )
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(TenantScopedAdmin):
     show_full_result_count = False
 
     def has_add_permission(self, request: HttpRequest) -> bool:
