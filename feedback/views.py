@@ -203,7 +203,7 @@ def _detail_context(request: HttpRequest, flag: Flag, form: ReviewForm | None = 
         texts=[(title, key, text, _is_long(text)) for title, key, text in (
             ("Note", "note", flag.note), ("Prompt", "prompt", flag.prompt or "—"),
             ("Context", "context", flag.context), ("Answer", "answer", flag.answer or "—"))
-            if text and (key not in ("note", "context") or text)],
+            if text],  # no note or context: no heading for it
     )
     return context
 
