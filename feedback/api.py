@@ -43,6 +43,7 @@ from .services import (
     MAX_BATCH,
     MAX_ID,
     MAX_TEXT,
+    NOTE_LIMIT,
     Actor,
     BatchItem,
     flag_review,
@@ -75,7 +76,7 @@ class FlagIn(StrictIn):
     region: Literal["prompt", "answer"] = Field(description="Which message was flagged.")
     problem: str = Field("", max_length=64, description="One of the application's plain-language problems "
                          "(required for a flag, optional for a capture).")
-    note: str = Field("", max_length=MAX_TEXT, description="Why it was flagged, in the flagger's words.")
+    note: str = Field("", max_length=NOTE_LIMIT, description="Why it was flagged, in the flagger's words.")
     prompt: str = Field("", max_length=MAX_TEXT, description="The user message.")
     context: str = Field("", max_length=MAX_TEXT, description="RAG context shown to the model.")
     answer: str = Field("", max_length=MAX_TEXT, description="The assistant's answer.")
@@ -202,7 +203,7 @@ class ReviewIn(StrictIn):
         None, description="Defaults to false_negative on approve."
     )
     label: str | None = Field(None, max_length=64, description="A capture's label (the application's label set).")
-    note: str = Field("", max_length=MAX_TEXT, description="The reviewer's note.")
+    note: str = Field("", max_length=NOTE_LIMIT, description="The reviewer's note.")
     twin_prompt: str | None = Field(None, max_length=MAX_TEXT, description="A benign twin of the prompt (approve).")
     twin_answer: str | None = Field(None, max_length=MAX_TEXT, description="A benign twin of the answer (approve).")
     weight: float | None = Field(None, ge=0, le=1, description="The exemplar's weight in the bank (approve).")

@@ -8,6 +8,7 @@ from consoles.text import humanise
 
 from .models import AuthorKind, FlagStatus, Region, Verdict
 from .selectors import FlagFilters
+from .services import NOTE_LIMIT
 
 FILTER_KEYS = ("status", "axis", "region", "problem", "author_kind", "created_from", "created_to", "sort")
 
@@ -22,8 +23,11 @@ class FlagFilterForm(forms.Form):
     region = forms.ChoiceField(required=False, choices=_choices(Region.choices))
     problem = forms.ChoiceField(required=False)
     author_kind = forms.ChoiceField(required=False, label="Flagged by", choices=_choices(AuthorKind.choices))
-    created_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    created_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    # ISO days only, as the overview's range and the API: one meaning for "2026-03-04" everywhere.
+    created_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}),
+                                   input_formats=["%Y-%m-%d"])
+    created_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}),
+                                 input_formats=["%Y-%m-%d"])
     sort = forms.ChoiceField(
         required=False, choices=[("-created", "Newest first"), ("created", "Oldest first")]
     )
@@ -61,14 +65,16 @@ class ReviewForm(forms.Form):
     )
     version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     axis = forms.ChoiceField(required=False)
-    verdict = forms.ChoiceField(required=False, choices=Verdict.choices, initial=Verdict.FALSE_NEGATIVE)
-    label = forms.ChoiceField(required=False)
-    note = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
+    # Radio groups with nothing chosen: the screen's keys (1, 2, ...) choose, `a` records.
+    verdict = forms.ChoiceField(required=False, choices=Verdict.choices, widget=forms.RadioSelect)
+    label = forms.ChoiceField(required=False, widget=forms.RadioSelect)
+    note = forms.CharField(required=False, max_length=NOTE_LIMIT, widget=forms.Textarea(attrs={"rows": 2}))
     twin_prompt = forms.CharField(required=False, label="Benign twin prompt",
                                   widget=forms.Textarea(attrs={"rows": 2}))
     twin_answer = forms.CharField(required=False, label="Benign twin answer",
                                   widget=forms.Textarea(attrs={"rows": 2}))
-    weight = forms.FloatField(required=False, min_value=0, max_value=1)
+    weight = forms.FloatField(required=False, min_value=0, max_value=1,
+                              widget=forms.NumberInput(attrs={"step": "any"}))
     attack_family = forms.CharField(required=False, max_length=100)
 
     def __init__(self, *args, application: Application, **kwargs) -> None:
@@ -78,6 +84,18 @@ class ReviewForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["axis"].choices = [(a, humanise(a)) for a in application.axes]
         self.fields["label"].choices = [(label, humanise(label)) for label in application.capture_labels]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        # The service would take the suggested axis and a "miss" for a missing verdict
+        # (the API documents that); from the screen, a decision without its truth is
+        # a mistake to point out, never one to fill in.
+        if data.get("decision") == "approved" and not data.get("verdict") and "verdict" not in self.errors:
+            self.add_error("verdict", "Choose a verdict: 1 for a miss (false negative), "
+                                      "2 for an over-flag (false positive).")
+        if data.get("decision") == "labelled" and not data.get("label") and "label" not in self.errors:
+            self.add_error("label", "Choose a label (its number key chooses it).")
+        return data
 
     def service_kwargs(self) -> dict:
         data = self.cleaned_data
@@ -92,7 +110,7 @@ class ReviewForm(forms.Form):
 
 class BulkRejectForm(forms.Form):
     ids = forms.MultipleChoiceField(required=True, error_messages={"required": "Select at least one flag."})
-    note = forms.CharField(required=False, max_length=10_000)
+    note = forms.CharField(required=False, max_length=NOTE_LIMIT)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

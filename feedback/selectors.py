@@ -145,6 +145,11 @@ def flag_get_by_public_id(*, public_id: str) -> Flag:
     return flag
 
 
+def flags_by_public_ids(*, application: Application, public_ids: list[str]) -> QuerySet[Flag]:
+    """The application's flags among `public_ids` (ids of other tenants match nothing)."""
+    return Flag.objects.filter(application=application, public_id__in=public_ids[:500]).order_by("-created_at", "-id")
+
+
 def flag_events(*, flag: Flag) -> QuerySet[FlagEvent]:
     return (
         FlagEvent.objects.filter(application_id=flag.application_id, flag=flag)
@@ -162,20 +167,33 @@ def flag_next_pending(
     application: Application,
     user: AbstractBaseUser,
     filters: FlagFilters | None = None,
+    order: str = "-created",
+    after: Flag | None = None,
     exclude_pk: int | None = None,
 ) -> Flag | None:
-    """The oldest pending flag (within `filters`, whatever their status) nobody else
-    holds a live claim on."""
+    """The next pending flag in the queue's own order (within `filters`, whatever
+    their status) nobody else holds a live claim on: the first one below `after`
+    (the flag just decided), else the first from the top, so "next" walks down the
+    list the curator sees, not from its bottom."""
     now = timezone.now()
     scope = replace(filters, status="") if filters else FlagFilters()
+    newest_first = order != "created"
     qs = (
         flag_list(application=application, filters=scope)
         .filter(status=FlagStatus.PENDING)
         .filter(Q(claimed_by__isnull=True) | Q(claimed_by=user) | Q(claimed_until__lt=now))
-        .order_by("created_at", "id")
+        .order_by(*(("-created_at", "-id") if newest_first else ("created_at", "id")))
     )
     if exclude_pk is not None:
         qs = qs.exclude(pk=exclude_pk)
+    if after is not None:
+        if newest_first:
+            below = Q(created_at__lt=after.created_at) | Q(created_at=after.created_at, id__lt=after.pk)
+        else:
+            below = Q(created_at__gt=after.created_at) | Q(created_at=after.created_at, id__gt=after.pk)
+        following = qs.filter(below).first()
+        if following is not None:
+            return following
     return qs.first()
 
 

@@ -61,6 +61,9 @@ from .selectors import (
 
 CLAIM_DURATION = timedelta(minutes=5)
 MAX_TEXT = 100_000  # characters per text field; the body limit caps the total anyway
+# A note (the flagger's, a reviewer's) is a person's words, not a transcript: one limit
+# for the API, the screens and every other caller.
+NOTE_LIMIT = 10_000
 MAX_ID = 200
 
 
@@ -202,7 +205,7 @@ def flag_prepare(
         errors["message_id"] = "Required."
     session_id = _text(session_id, "session_id", errors, limit=MAX_ID)
     end_user_ref = _text(end_user_ref, "end_user_ref", errors, limit=MAX_ID)
-    texts = {name: _text(value, name, errors) for name, value in
+    texts = {name: _text(value, name, errors, limit=NOTE_LIMIT if name == "note" else MAX_TEXT) for name, value in
              {"note": note, "prompt": prompt, "context": context, "answer": answer}.items()}
     scores = _scores(detector_scores, application, errors)
     problem = problem or ""
@@ -481,7 +484,7 @@ def flag_review(
     errors: dict[str, str] = {}
     if status not in _ACTIONS:
         errors["status"] = f"Use one of {', '.join(_ACTIONS)}."
-    note = _text(note, "note", errors)
+    note = _text(note, "note", errors, limit=NOTE_LIMIT)
     values: dict[str, Any] = {"review_note": note}
     if status == FlagStatus.APPROVED:
         if flag.is_capture:
@@ -595,7 +598,9 @@ def flag_bulk_reject(
             application=application, public_id__in=ids)}
         for public_id in ids:
             flag = flags.get(public_id)
-            if flag is None or flag.status != FlagStatus.PENDING:
+            # A capture is labelled one by one (its label is the truth it carries), never
+            # rejected in bulk with the flags around it.
+            if flag is None or flag.status != FlagStatus.PENDING or flag.is_capture:
                 skipped.append(public_id)
                 continue
             try:
@@ -606,6 +611,33 @@ def flag_bulk_reject(
             else:
                 rejected.append(public_id)
     return rejected, skipped
+
+
+def flag_bulk_reopen(
+    *, application: Application, versions: dict[str, int], reviewer: AbstractBaseUser
+) -> tuple[list[str], list[str]]:
+    """Undo a bulk reject: re-open each flag still at the version the reject left it
+    at. Returns (re-opened ids, skipped ids); a flag changed since is skipped, so an
+    undo never overwrites a later decision."""
+    if not versions:
+        raise InvalidInput("Nothing to re-open.", fields={"ids": "required"})
+    reopened: list[str] = []
+    skipped: list[str] = []
+    with transaction.atomic():
+        flags = {f.public_id: f for f in Flag.objects.select_related("application").filter(
+            application=application, public_id__in=list(versions))}
+        for public_id, version in versions.items():
+            flag = flags.get(public_id)
+            if flag is None or flag.status != FlagStatus.REJECTED or flag.version != version:
+                skipped.append(public_id)
+                continue
+            try:
+                flag_review(flag=flag, reviewer=reviewer, status=FlagStatus.PENDING, version=version)
+            except Conflict:
+                skipped.append(public_id)
+            else:
+                reopened.append(public_id)
+    return reopened, skipped
 
 
 def flag_claim(*, flag: Flag, user: AbstractBaseUser, duration: timedelta = CLAIM_DURATION) -> bool:

@@ -41,18 +41,24 @@ class FlagTable(tables.Table):
                  current_pk: int | None = None, **kwargs) -> None:
         self.application = application
         self.current_pk = current_pk
-        problem_labels = {p["key"]: p["label"] for p in application.problems}
-        detail = reverse("feedback:detail", args=[application.slug, "fb_0"])[: -len("fb_0/")]
-        suffix = f"?{querystring}" if querystring else ""
-        for flag in data:
-            flag.detail_url = f"{detail}{flag.public_id}/{suffix}"
-            flag.problem_label = (
-                f"capture: {flag.get_capture_reason_display().lower()}" if flag.capture_reason
-                else problem_labels.get(flag.problem, flag.problem)
-            )
-            flag.author_short = AUTHOR_SHORT.get(flag.author_kind, flag.author_kind)
-            flag.note_short = flag.note if len(flag.note) <= NOTE_LENGTH else flag.note[: NOTE_LENGTH - 1] + "…"
+        decorate_rows(data, application=application, querystring=querystring)
         self.records = data
         super().__init__(data, *args, **kwargs)
         # Asked once here, not per row in the template (BoundColumns are rebuilt on each access).
         self.show_select = "select" not in (self.exclude or ())
+
+
+def decorate_rows(data: list[Flag], *, application, querystring: str = "") -> list[Flag]:
+    """What a row shows beyond the model's fields (also for one row swapped after a decision)."""
+    problem_labels = {p["key"]: p["label"] for p in application.problems}
+    detail = reverse("feedback:detail", args=[application.slug, "fb_0"])[: -len("fb_0/")]
+    suffix = f"?{querystring}" if querystring else ""
+    for flag in data:
+        flag.detail_url = f"{detail}{flag.public_id}/{suffix}"
+        flag.problem_label = (
+            f"capture: {flag.get_capture_reason_display().lower()}" if flag.capture_reason
+            else problem_labels.get(flag.problem, flag.problem)
+        )
+        flag.author_short = AUTHOR_SHORT.get(flag.author_kind, flag.author_kind)
+        flag.note_short = flag.note if len(flag.note) <= NOTE_LENGTH else flag.note[: NOTE_LENGTH - 1] + "…"
+    return data

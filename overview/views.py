@@ -15,7 +15,9 @@ def overview(request: HttpRequest) -> HttpResponse:
     """The application at a glance, for any member; the range lives in the URL."""
     form = DateRangeForm(request.GET)
     if not form.is_valid():
-        return render(request, "overview/index.html", {"form": form, "sections": []}, status=400)
+        # A form error beside its field, status 200: the same as a bad date on the flags
+        # screen (a person mistyped a filter; nothing about the request is malformed).
+        return render(request, "overview/index.html", {"form": form, "sections": []})
     first, last = form.range
     # Show the range in effect (the defaults included) in the form's inputs.
     form.data = {"from": first.isoformat(), "to": last.isoformat()}

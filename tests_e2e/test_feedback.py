@@ -44,15 +44,17 @@ def test_approve_by_keyboard_then_the_next_pending_flag_opens(page, queue):
     page.goto("/a/acme/flags/")
     page.get_by_test_id("next-pending").click()
     detail = page.get_by_test_id("flag-detail")
-    expect(detail).to_have_attribute("data-flag-id", flags[0].public_id)
+    expect(detail).to_have_attribute("data-flag-id", flags[2].public_id)  # the list's top: newest first
     page.keyboard.press("?")
     expect(page.locator("#keys-help")).to_be_visible()
+    expect(page.locator("#keys-help")).to_contain_text("nothing is recorded until a verdict or label is chosen")
     page.keyboard.press("?")
     expect(page.locator("#keys-help")).to_be_hidden()
+    page.keyboard.press("1")
     page.keyboard.press("a")
-    expect(page.get_by_role("status").filter(has_text=f"Approved {flags[0].public_id}")).to_be_visible()
-    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", flags[1].public_id)
-    stored = Flag.objects.get(pk=flags[0].pk)
+    expect(page.get_by_role("status").filter(has_text=f"Approved {flags[2].public_id}")).to_be_visible()
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", flags[1].public_id)  # the row below
+    stored = Flag.objects.get(pk=flags[2].pk)
     assert (stored.status, stored.axis, stored.verdict) == ("approved", "hallucination", "false_negative")
     assert violations == []
 
@@ -91,15 +93,18 @@ def test_two_curators_deciding_the_same_flag_get_a_conflict_not_an_overwrite(new
     login(cora, "cora")
     login(carl, "carl")
     url = f"/a/acme/flags/{flags[0].public_id}/"
-    cora.goto(url)
+    with cora.expect_response(lambda r: "/claim/" in r.url):  # the pane claims it by POST as it opens
+        cora.goto(url)
     carl.goto(url)
     expect(carl.get_by_role("status").filter(has_text="Open by cora")).to_be_visible()
     cora.get_by_role("button", name="Reject r", exact=True).click()
     expect(cora.get_by_role("status").filter(has_text="Rejected")).to_be_visible()
+    carl.keyboard.press("2")
     carl.keyboard.press("a")  # carl still sees the old version
     conflict = carl.get_by_test_id("conflict")
     expect(conflict).to_be_visible()
     expect(conflict).to_contain_text("rejected")
+    expect(carl.get_by_text("your decision was not saved")).to_have_count(1)  # said once
     expect(carl.get_by_test_id("flag-status")).to_have_text("Rejected")
     expect(carl).to_have_url(re.compile(re.escape(url) + r"(\?.*)?$"))  # the flag's page, not its form's /review/
     assert _status(flags[0]) == "rejected"
@@ -135,11 +140,21 @@ def test_bulk_reject_of_selected_rows(page, queue):
     app, flags = queue
     login(page, "cora")
     page.goto("/a/acme/flags/")
+    expect(page.get_by_test_id("bulk-reject")).to_be_hidden()  # nothing selected, nothing to reject
     for flag in flags[:2]:
         page.locator(f'tr[data-flag-id="{flag.public_id}"] input[name="ids"]').check()
     page.get_by_test_id("bulk-reject").click()
-    expect(page.get_by_role("status").filter(has_text="Rejected 2 flags")).to_be_visible()
+    confirm = page.get_by_test_id("bulk-confirm")
+    expect(confirm.get_by_role("heading")).to_have_text("Reject 2 flags?")
+    expect(confirm).to_contain_text("2 flagged by end users")
+    assert [_status(f) for f in flags] == ["pending", "pending", "pending"]  # it asks first
+    page.get_by_test_id("bulk-confirm-button").click()
+    undo = page.get_by_test_id("bulk-undo")
+    expect(undo).to_contain_text("Rejected 2 flags.")
     assert [_status(f) for f in flags] == ["rejected", "rejected", "pending"]
+    undo.get_by_role("button", name="Undo: re-open these 2").click()
+    expect(page.get_by_role("status").filter(has_text="Re-opened 2 flags")).to_be_visible()
+    assert [_status(f) for f in flags] == ["pending", "pending", "pending"]
 
 
 def test_created_the_sort_key_stays_in_view_beside_an_open_flag(new_page, queue):

@@ -29,12 +29,14 @@ def queue(transactional_db):
 
 def test_after_a_decision_focus_is_on_the_next_flag_and_the_result_is_announced(page, queue):
     login(page, "cora")
-    page.goto(f"/a/acme/flags/{queue[0].public_id}/")
+    page.goto(f"/a/acme/flags/{queue[1].public_id}/")
     page.keyboard.press("r")
-    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", queue[1].public_id)
+    # the next flag is the row below in the list's order (newest first)
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", queue[0].public_id)
     expect(page.locator("#flag-title")).to_be_focused()
-    expect(page.locator("#announcer")).to_have_text(f"Rejected {queue[0].public_id}.")
-    assert Flag.objects.get(pk=queue[0].pk).status == "rejected"
+    expect(page.locator("#queue-status")).to_have_text(f"Rejected {queue[1].public_id}.")  # a live region
+    expect(page.locator(f"#row-{queue[1].public_id} .badge")).to_have_text("Rejected")  # the row says so too
+    assert Flag.objects.get(pk=queue[1].pk).status == "rejected"
 
 
 def test_focus_stays_on_next_when_the_pane_is_swapped(page, queue):
@@ -57,7 +59,7 @@ def test_the_filters_and_the_approve_form_each_label_their_own_axis(page, queue)
 
 def test_single_key_shortcuts_can_be_turned_off_and_stay_off(page, queue):
     login(page, "cora")
-    page.goto(f"/a/acme/flags/{queue[0].public_id}/")
+    page.goto(f"/a/acme/flags/{queue[1].public_id}/")
     page.get_by_role("button", name="Keyboard shortcuts").click()
     page.get_by_label("Use these single-key shortcuts").uncheck()
     page.get_by_role("button", name="Close").click()
@@ -66,17 +68,17 @@ def test_single_key_shortcuts_can_be_turned_off_and_stay_off(page, queue):
     page.keyboard.press("j")
     page.keyboard.press("?")
     page.wait_for_timeout(500)
-    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", queue[0].public_id)
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", queue[1].public_id)
     expect(page.locator("#keys-help")).to_be_hidden()
-    assert Flag.objects.get(pk=queue[0].pk).status == "pending"
+    assert Flag.objects.get(pk=queue[1].pk).status == "pending"
     # the buttons still work, and the shortcuts come back from the same switch
     page.get_by_role("button", name="Keyboard shortcuts").click()
     expect(page.get_by_label("Use these single-key shortcuts")).not_to_be_checked()
     page.get_by_label("Use these single-key shortcuts").check()
     page.get_by_role("button", name="Close").click()
     page.keyboard.press("r")
-    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", queue[1].public_id)
-    assert Flag.objects.get(pk=queue[0].pk).status == "rejected"
+    expect(page.get_by_test_id("flag-detail")).to_have_attribute("data-flag-id", queue[0].public_id)
+    assert Flag.objects.get(pk=queue[1].pk).status == "rejected"
 
 
 def test_the_application_switcher_closes_when_focus_leaves_it(page, queue):

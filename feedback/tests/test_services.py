@@ -253,7 +253,9 @@ def test_a_claim_steers_next_away_from_other_curators(application, curator, cura
     assert flag_claim(flag=older, user=curator)
     assert not flag_claim(flag=older, user=curator2)
     assert flag_next_pending(application=application, user=curator2) == newer
-    assert flag_next_pending(application=application, user=curator) == older
+    # one's own claim does not steer oneself away (oldest first, it is the first)
+    assert flag_next_pending(application=application, user=curator, order="created") == older
+    assert flag_next_pending(application=application, user=curator2, order="created") == newer
     # an expired claim no longer holds
     Flag.objects.filter(pk=older.pk).update(claimed_until=timezone.now() - timedelta(seconds=1))
     assert flag_claim(flag=older, user=curator2)

@@ -1,6 +1,7 @@
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -92,25 +93,61 @@ def test_the_detail_escapes_user_text_and_shows_scores_and_history(client, appli
     assert "End user" in html and "Created" in html
 
 
-def test_opening_a_pending_flag_claims_it(client, application, curator, curator2):
+def _claim(flag):
+    return reverse("feedback:claim", args=[flag.application.slug, flag.public_id])
+
+
+def test_opening_a_flag_with_a_get_claims_nothing_the_pane_claims_by_post(client, application, curator, curator2):
     flag = FlagFactory(application=application)
     client.force_login(curator)
-    client.get(_detail(flag))
+    html = client.get(_detail(flag)).content.decode()
+    assert Flag.objects.get(pk=flag.pk).claimed_by is None  # a GET (a prefetch, a crawler) claims nothing
+    assert f'hx-post="{_claim(flag)}" hx-trigger="load"' in html
+    assert client.get(_claim(flag)).status_code == 405
+    assert client.post(_claim(flag), HTTP_HX_REQUEST="true").status_code == 204
     flag.refresh_from_db()
     assert flag.claimed_by == curator and flag.claimed_until > timezone.now()
+    assert "hx-trigger=\"load\"" not in client.get(_detail(flag)).content.decode()  # held already: no second claim
     client.force_login(curator2)
     html = client.get(_detail(flag)).content.decode()
-    assert "Open by cora" in html
+    assert "Open by cora" in html and _claim(flag) not in html
+    client.post(_claim(flag))
     assert Flag.objects.get(pk=flag.pk).claimed_by == curator  # not stolen
 
 
-def test_next_skips_flags_another_curator_has_open(client, application, curator, curator2):
+def test_a_viewer_cannot_claim(client, application, viewer):
+    flag = FlagFactory(application=application)
+    client.force_login(viewer)
+    assert _claim(flag) not in client.get(_detail(flag)).content.decode()
+    assert client.post(_claim(flag)).status_code == 403
+    assert Flag.objects.get(pk=flag.pk).claimed_by is None
+
+
+def test_next_follows_the_lists_order_and_skips_flags_another_curator_has_open(client, application, curator,
+                                                                                curator2):
     older = FlagFactory(application=application, created_at=timezone.now() - timedelta(hours=2))
     newer = FlagFactory(application=application, created_at=timezone.now() - timedelta(hours=1))
+    url = reverse("feedback:next", args=["acme"])
     client.force_login(curator)
-    assert client.get(reverse("feedback:next", args=["acme"])).url.startswith(_detail(older))
+    assert client.get(url).url.startswith(_detail(newer))  # newest first, as the list
+    assert Flag.objects.get(pk=newer.pk).claimed_by is None  # a GET claims nothing
+    assert client.post(url + "?status=pending").url == _detail(newer) + "?status=pending"
+    assert Flag.objects.get(pk=newer.pk).claimed_by == curator
     client.force_login(curator2)
-    assert client.get(reverse("feedback:next", args=["acme"])).url.startswith(_detail(newer))
+    assert client.post(url).url.startswith(_detail(older))
+    # oldest first when the list is sorted so
+    Flag.objects.update(claimed_by=None, claimed_until=None)
+    assert client.post(url + "?status=pending&sort=created").url.startswith(_detail(older))
+
+
+def test_after_a_decision_next_is_the_row_below_in_the_lists_order(client, application, curator):
+    now = timezone.now()
+    top, middle, bottom = (FlagFactory(application=application, created_at=now - timedelta(hours=h)) for h in (1, 2, 3))
+    client.force_login(curator)
+    response = client.post(_review(middle) + "?status=pending", {"decision": "rejected", "version": 1})
+    assert response.url == _detail(bottom) + "?status=pending"  # below it, not the list's top
+    response = client.post(_review(bottom) + "?status=pending", {"decision": "rejected", "version": 1})
+    assert response.url == _detail(top) + "?status=pending"  # from the bottom row, back to the top
 
 
 def test_approve_by_form_then_the_next_pending_flag_opens(client, application, curator):
@@ -142,9 +179,10 @@ def test_a_decision_on_a_flag_decided_meanwhile_shows_a_conflict(client, applica
     client.force_login(curator2)
     client.post(_review(flag), {"decision": "rejected", "version": 1})
     client.force_login(curator)
-    response = client.post(_review(flag), {"decision": "approved", "version": 1})
+    response = client.post(_review(flag), {"decision": "approved", "version": 1, "verdict": "false_negative"})
     html = response.content.decode()
     assert response.status_code == 409 and 'data-testid="conflict"' in html and "rejected" in html
+    assert html.count("your decision was not saved") == 1  # said once, not as a banner too
     assert Flag.objects.get(pk=flag.pk).status == "rejected" and FlagReview.objects.count() == 1
     # queue.js puts the flag's own address in the address bar, not the form's /review/.
     assert f'data-shown-url="{_detail(flag)}"' in html
@@ -176,14 +214,39 @@ def test_a_viewer_cannot_decide(client, application, viewer):
     assert Flag.objects.get(pk=flag.pk).status == "pending" and Flag.objects.get(pk=flag.pk).claimed_by is None
 
 
-def test_bulk_reject_rejects_the_selected_rows(client, application, curator):
+def test_bulk_reject_asks_first_leaves_captures_out_and_offers_an_undo(client, application, curator, curator2):
     flags = [FlagFactory(application=application) for _ in range(3)]
+    capture = CaptureFactory(application=application)
     client.force_login(curator)
     url = reverse("feedback:bulk_reject", args=["acme"])
     assert client.get(url).status_code == 302
-    response = client.post(url, {"ids": [flags[0].public_id, flags[2].public_id]})
+    chosen = [flags[0].public_id, flags[2].public_id, capture.public_id]
+    response = client.post(url, {"ids": chosen})
+    html = response.content.decode()
+    assert response.status_code == 200 and "Reject 2 flags?" in html and "2 flagged by end users" in html
+    assert "1 selected capture is left out" in html and capture.public_id not in html.split("bulk-ids")[1]
+    assert [Flag.objects.get(pk=f.pk).status for f in (*flags, capture)] == ["pending"] * 4  # nothing yet
+    response = client.post(url, {"ids": chosen, "confirm": "1"})
     assert response.status_code == 302
-    assert [Flag.objects.get(pk=f.pk).status for f in flags] == ["rejected", "pending", "rejected"]
+    assert [Flag.objects.get(pk=f.pk).status for f in (*flags, capture)] == ["rejected", "pending", "rejected",
+                                                                              "pending"]
+    html = client.get(response.url, follow=True).content.decode()
+    assert 'data-testid="bulk-undo"' in html and "Rejected 2 flags." in html
+    assert 'data-testid="bulk-undo"' not in client.get(response.url, follow=True).content.decode()  # offered once
+    batch = html.split('name="batch" value="', 1)[1].split('"', 1)[0]
+    # someone re-decides one of them meanwhile: the undo leaves that one as it is
+    changed = Flag.objects.get(pk=flags[2].pk)
+    other = Client()
+    other.force_login(curator2)
+    other.post(_review(changed), {"decision": "pending", "version": changed.version})
+    other.post(_review(changed), {"decision": "rejected", "version": changed.version + 1, "note": "mine"})
+    reopen = reverse("feedback:bulk_reopen", args=["acme"])
+    assert client.post(reopen, {"batch": "forged"}).status_code == 302
+    assert Flag.objects.get(pk=flags[0].pk).status == "rejected"  # a wrong batch undoes nothing
+    client.post(reopen, {"batch": batch})
+    assert [Flag.objects.get(pk=f.pk).status for f in flags] == ["pending", "pending", "rejected"]
+    client.post(reopen, {"batch": batch})  # once only
+    assert Flag.objects.get(pk=flags[0].pk).version == 3
     assert client.post(url, {}).status_code == 302  # nothing selected: a message, nothing written
 
 

@@ -72,7 +72,7 @@ def test_capture_labels_read_as_words_and_post_their_keys(client, application, c
     capture = CaptureFactory(application=application)
     client.force_login(curator)
     html = client.get(_detail(capture)).content.decode()
-    assert '<option value="should_have_refused">should have refused</option>' in html
+    assert '<input type="radio" name="label" value="should_have_refused" data-key="2"> should have refused' in html
     client.post(_review(capture), {"decision": "labelled", "version": 1, "label": "should_have_refused"})
     capture.refresh_from_db()
     assert capture.capture_label == "should_have_refused"
