@@ -102,7 +102,8 @@ class ImportOut(Schema):
 class ProposeIn(StrictIn):
     application_id: str | None = Field(None, description=APPLICATION_ID)
     candidate_id: str = Field(description="An eligible candidate's id.")
-    allow_evaluative: bool = Field(False, description="Operator flag that lets an evaluative claim through.")
+    allow_evaluative: bool = Field(False, description="Operator flag that lets an evaluative claim through: "
+                                   "a curator only (403 with an application token).")
 
 
 class DecisionIn(StrictIn):
