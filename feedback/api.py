@@ -237,7 +237,7 @@ def flag_detail(request: HttpRequest, flag_id: str = Path(description="The flag'
     Any member (viewer role or above) with a personal token or session, or the
     application's token; a flag of another application is 404."""
     principal: Principal = request.auth
-    flag = flag_get_by_public_id(public_id=flag_id)
+    flag = flag_get_by_public_id(public_id=flag_id, applications=principal.visible_applications())
     principal.require_member(flag.application, role=Role.VIEWER)
     events = [
         {"action": e.action, "from_status": e.from_status, "to_status": e.to_status, "actor": event_actor(e),
@@ -260,7 +260,7 @@ def flag_review_endpoint(
     suggested axis. A stale `version` gets 409 with the current state in `error.current`;
     nothing is overwritten."""
     principal: Principal = request.auth
-    flag = flag_get_by_public_id(public_id=flag_id)
+    flag = flag_get_by_public_id(public_id=flag_id, applications=principal.visible_applications())
     principal.require_member(flag.application, role=Role.CURATOR)
     reviewer = principal.require_human("Reviewing a flag")
     flag = flag_review(flag=flag, reviewer=reviewer, **payload.model_dump())
