@@ -65,6 +65,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "consoles.middleware.NulGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "consoles.api.ApiBodyLimitMiddleware",
     "consoles.api.ApiErrorShapeMiddleware",
