@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from consoles import rowsql
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
-from consoles.files import check_writable, publish, stage_write
+from consoles.files import MANIFEST_SCHEMA, check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
@@ -644,6 +644,7 @@ def _as_utc(moment: datetime | None) -> str | None:
 def export_manifest_document(manifest: ExportManifest) -> dict[str, Any]:
     """The manifest as written next to the file and printed by `--json`."""
     return {
+        "schema": MANIFEST_SCHEMA,
         "manifest_id": manifest.pk,
         "application_id": manifest.application.slug,
         "kind": manifest.kind,
