@@ -57,6 +57,19 @@ def test_the_lock_is_for_that_username_from_that_address(client):
     assert _login(client, "nina", PASSWORD, address="198.51.100.9").status_code == 302  # another address
 
 
+def test_password_spraying_from_one_address_is_throttled(client):
+    # The attack: one guess at each of many usernames from one address, never five
+    # at any one of them.
+    UserFactory(username="nina")
+    for i in range(19):
+        assert _login(client, f"user{i}", "guess").status_code == 200
+    assert _login(client, "user19", "guess").status_code == 429  # the twentieth failure locks the address
+    sprayed = _login(client, "nina", PASSWORD)  # even a right password, from that address
+    assert sprayed.status_code == 429 and "from your address" in sprayed.text
+    assert "_auth_user_id" not in client.session
+    assert _login(client, "nina", PASSWORD, address="198.51.100.9").status_code == 302  # elsewhere: fine
+
+
 def test_a_success_before_the_limit_resets_the_count(client):
     UserFactory(username="nina")
     for _ in range(4):
