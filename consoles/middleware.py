@@ -7,6 +7,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import BadRequest
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import resolve_url
+from django.utils.cache import patch_cache_control
 from django_htmx.http import HttpResponseClientRedirect
 
 
@@ -74,3 +75,22 @@ def _api_error(status: int, code: str, message: str, fields: dict[str, str]) -> 
     # The shape of consoles.api.error_response, built here so the middleware does not
     # import (and so build) the NinjaAPI.
     return JsonResponse({"error": {"code": code, "message": message, "fields": fields}}, status=status)
+
+
+class PrivateNoStoreMiddleware:
+    """Every answer the console computes says `Cache-Control: private, no-store`.
+
+    Pages and API answers hold one tenant's data for one signed-in caller: a shared
+    proxy or the browser's disk cache must not keep them (the back button after
+    log-out, a shared machine). Sits below WhiteNoise, whose static files keep their
+    long-lived caching; an answer that says `public` itself is left as it is.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "public" not in response.get("Cache-Control", ""):
+            patch_cache_control(response, private=True, no_store=True)
+        return response

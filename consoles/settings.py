@@ -65,8 +65,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "consoles.middleware.NulGuardMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "consoles.middleware.PrivateNoStoreMiddleware",
+    "consoles.middleware.NulGuardMiddleware",
     "consoles.api.ApiBodyLimitMiddleware",
     "consoles.api.ApiErrorShapeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
