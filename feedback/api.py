@@ -12,7 +12,7 @@ from ninja import Field, Path, Query, Router, Schema
 from consoles.access import Principal
 from consoles.api import CURSOR_QUERY, ERRORS, WRITE_ERRORS, ErrorOut, api, page_out, page_schema
 from consoles.models import Role
-from consoles.schemas import StrictIn
+from consoles.schemas import Probability, StrictIn
 
 from .models import (
     AuthorKind,
@@ -57,7 +57,8 @@ class FlagIn(StrictIn):
     prompt: str = Field("", max_length=MAX_TEXT, description="The user message.")
     context: str = Field("", max_length=MAX_TEXT, description="RAG context shown to the model.")
     answer: str = Field("", max_length=MAX_TEXT, description="The assistant's answer.")
-    detector_scores: dict[str, float] = Field(default_factory=dict, description="axis -> score at flag time")
+    detector_scores: dict[str, Probability] = Field(
+        default_factory=dict, description="axis -> the detector's score at flag time: a number in [0, 1]")
     message_id: str = Field(min_length=1, max_length=MAX_ID, description="The integration's id of the message; "
                             "with `region` it identifies the flag (posting it again is a no-op).")
     session_id: str = Field("", max_length=MAX_ID, description="The integration's conversation id.")

@@ -170,8 +170,9 @@ def _scores(value: Any, application: Application, errors: dict[str, str]) -> dic
         if axis not in application.axes:
             errors["detector_scores"] = f"Unknown axis {axis!r}; use one of {', '.join(application.axes)}."
             return {}
-        if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
-            errors["detector_scores"] = f"The score of {axis!r} must be a finite number."
+        if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score) \
+                or not 0 <= score <= 1:
+            errors["detector_scores"] = f"The score of {axis!r} must be a number from 0 to 1."
             return {}
         scores[axis] = float(score)
     return scores
