@@ -477,9 +477,13 @@ def flag_review(
         if not updated:
             current = Flag.objects.get(pk=flag.pk)
             now_at = f"{current.get_status_display().lower()}, version {current.version}"
+            if version > current.version:
+                # Bad input, not a race: nobody decided meanwhile, the flag never had it.
+                raise InvalidInput(
+                    f"Version {version} is not one this flag has had (it is {now_at}); your decision was not saved.",
+                    fields={"version": f"higher than the flag's version ({current.version})"},
+                )
             raise Conflict(
-                f"Version {version} is not one this flag has had (it is {now_at}); your decision was not saved."
-                if version > current.version else
                 f"Someone else changed this flag meanwhile (now {now_at}); your decision was not saved.",
                 current=flag_as_dict(current),
             )

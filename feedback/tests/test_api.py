@@ -234,8 +234,10 @@ def test_a_stale_version_is_409_with_the_current_state(client, application, cura
     assert Flag.objects.get(pk=flag.pk).status == "rejected" and FlagReview.objects.count() == 1
     # A version the flag never had is not blamed on someone else.
     response = _post(client, personal_token(curator), {"status": "approved", "version": 7}, url=url)
-    assert response.status_code == 409 and response.json()["error"]["message"].startswith(
+    assert response.status_code == 422 and response.json()["error"]["message"].startswith(
         "Version 7 is not one this flag has had (it is rejected, version 2)")
+    assert list(response.json()["error"]["fields"]) == ["version"]
+    assert Flag.objects.get(pk=flag.pk).version == 2 and FlagReview.objects.count() == 1
 
 
 def test_reopen_and_label_a_capture(client, application, curator):
