@@ -79,3 +79,25 @@ def tenant_pair(db) -> TenantPair:
         a=a, b=b, member_of_a=member_a, member_of_b=member_b,
         token_a=application_token(a), token_b=application_token(b),
     )
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _flush_clears_history_too() -> None:
+    """Transactional tests (and live-server e2e tests) end with `flush`, which on SQLite
+    is a DELETE per table: the history triggers refuse those as they refuse anyone's.
+    The test database's flush runs under the same grant the retention service takes.
+    (PostgreSQL flushes with TRUNCATE, which row triggers do not see.)"""
+    from django.db import connection
+
+    if connection.vendor != "sqlite":
+        return
+    from django.db.backends.sqlite3.operations import DatabaseOperations
+
+    from consoles.appendonly import GRANT_TABLE
+
+    execute = DatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self, sql_list):
+        return execute(self, [f"INSERT INTO {GRANT_TABLE} DEFAULT VALUES", *sql_list, f"DELETE FROM {GRANT_TABLE}"])  # noqa: S608
+
+    DatabaseOperations.execute_sql_flush = execute_sql_flush

@@ -13,7 +13,7 @@ from ninja import Field, Path, Query, Router, Schema, Status
 
 from consoles.access import Principal
 from consoles.api import CURSOR_DESCRIPTION, ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
-from consoles.errors import InvalidInput, NotFound
+from consoles.errors import InvalidInput
 from consoles.models import Role
 from consoles.pagination import keyset_page
 from consoles.schemas import StrictIn
@@ -24,7 +24,14 @@ from .fusion import fuse
 from .gaps import derive_gaps
 from .models import Case
 from .schemas import CaseBatchIn, TrustClassName
-from .selectors import CASES, case_evidence, case_list, evidence_records, gold_history
+from .selectors import (
+    CASES,
+    case_evidence,
+    case_get_visible,
+    case_list,
+    evidence_records,
+    gold_history,
+)
 from .services import case_import_batch
 
 router = Router(tags=["adjudication"])
@@ -141,10 +148,8 @@ def _actor(principal: Principal):
 
 
 def case_for(principal: Principal, case_pk: int, *, role: str = Role.VIEWER) -> Case:
-    """A case found by id, sealed: another tenant's case is a 404."""
-    case = Case.objects.select_related("application").filter(pk=case_pk).first()
-    if case is None:
-        raise NotFound("No such case.")
+    """A case found by id, sealed: another tenant's case is the same 404 as a missing one."""
+    case = case_get_visible(applications=principal.visible_applications(), pk=case_pk)
     principal.require_member(case.application, role=role)
     return case
 

@@ -56,7 +56,9 @@ class ReplayManifestIn(Strict):
 class EvidenceIn(Strict):
     evidence_id: str = Field(min_length=1, max_length=200, description="Unique within the case.")
     relation: RelationName = Field(description="What the evidence says about the claim.")
-    trust_class: TrustClassName = Field(description="How far it can be trusted; `model_internal` never votes.")
+    trust_class: TrustClassName = Field(description="How far it can be trusted; `model_internal` never votes. "
+                                 "`human_reviewed` only from a person (session or personal token): an application "
+                                 "token sending it is refused (422, `human_only`).")
     source_event_id: str | None = Field(default=None, max_length=200, description="The event it was read from: "
                                         "evidence sharing one counts as one source.")
     correlation_group: str | None = Field(default=None, max_length=200,

@@ -98,6 +98,15 @@ def case_get(*, application: Application, pk: int) -> Case:
     return case
 
 
+def case_get_visible(*, applications: QuerySet[Application], pk: int) -> Case:
+    """A case by number among `applications` (those an API caller may see): another
+    tenant's case and a missing one are the same "no row", the same 404."""
+    case = Case.objects.select_related("application").filter(application__in=applications, pk=pk).first()
+    if case is None:
+        raise NotFound("No such case.")
+    return case
+
+
 def case_get_by_case_id(*, application: Application, case_id: str) -> Case:
     case = Case.objects.filter(application=application, case_id=case_id).first()
     if case is None:

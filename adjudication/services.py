@@ -17,6 +17,7 @@ from consoles.models import ApiToken, Application
 from consoles.text import count, humanise
 from consoles.timestamps import on_screen
 
+from .evidence import HUMAN_REVIEWED
 from .models import (
     AdjudicationEvent,
     Case,
@@ -69,7 +70,23 @@ class CaseImported:
     created: bool  # False: the same case id with the same content was already there
 
 
+def _refuse_human_claims_from_a_token(*, data: CaseIn, actor: Actor) -> None:
+    # Human-reviewed evidence counts as the strongest support (band `verified`); only a
+    # person can be its source. An integration that says so is refused, not downgraded:
+    # silently storing it as something else would hide the client's mistake.
+    if not isinstance(actor, ApiToken):
+        return
+    for i, item in enumerate(data.evidence):
+        if item.trust_class == HUMAN_REVIEWED:
+            raise InvalidInput(
+                "An application token cannot submit human-reviewed evidence; only a person can review.",
+                code="human_only",
+                fields={f"evidence.{i}.trust_class": "human_reviewed needs a person (session or personal token)"},
+            )
+
+
 def _case_write(*, application: Application, data: CaseIn, actor: Actor) -> CaseImported:
+    _refuse_human_claims_from_a_token(data=data, actor=actor)
     digest = case_digest(data)
     existing = Case.objects.filter(application=application, case_id=data.case_id).first()
     if existing is not None:
@@ -145,6 +162,9 @@ def case_import_batch(*, application: Application, cases: list[CaseIn], actor: A
                     results.append(_case_write(application=application, data=data, actor=actor))
                 except Conflict as exc:
                     exc.fields = {f"cases.{index}.case_id": exc.fields.get("case_id", exc.message)}
+                    raise
+                except InvalidInput as exc:
+                    exc.fields = {f"cases.{index}.{name}": why for name, why in exc.fields.items()}
                     raise
     except IntegrityError as exc:
         raise Conflict("A case of this batch was written concurrently; retry.", code="case_exists") from exc

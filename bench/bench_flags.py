@@ -210,6 +210,7 @@ def _drop_nonunique_indexes(url: str, database: str) -> list[str]:
     from contextlib import closing
 
     with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as db, db:
+        db.execute("PRAGMA foreign_keys=ON")  # as every connection of the project
         # sql IS NULL: the indexes SQLite makes for UNIQUE columns, which cannot be dropped.
         names = [n for (n,) in db.execute(
             f"SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "  # noqa: S608 - constants

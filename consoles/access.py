@@ -17,6 +17,7 @@ from functools import wraps
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 
 from .errors import NotFound, PermissionDeniedError
@@ -98,6 +99,16 @@ class Principal:
         membership = membership_get(user=self.user, slug=slug)
         self._require(membership, role)
         return membership.application
+
+    def visible_applications(self) -> QuerySet[Application]:
+        """The applications this caller may see, for finding an object by id.
+
+        Filtering by these makes another tenant's object and a missing one the same
+        case, "no row": one code path and one 404 body, so an id (a content hash) cannot
+        be confirmed across tenants."""
+        if self.kind == "application":
+            return Application.objects.filter(pk=self.application.pk)
+        return Application.objects.filter(memberships__user=self.user)
 
     def require_member(self, application: Application, *, role: str = Role.VIEWER) -> Membership | None:
         """Check access to an object's application (found by id, e.g. a flag).

@@ -21,9 +21,13 @@ class DomainError(Exception):
 
     def add_to_form(self, form) -> None:
         """Show this refusal on a screen's form: each named field's message under that
-        field (under the form when the form has no such field), else the message."""
+        field (under the form when the form has no such field, or only a hidden one the
+        person cannot see, such as the version they loaded), else the message."""
         for field, message in (self.fields or {"__all__": self.message}).items():
-            form.add_error(field if field in form.fields else None, message)
+            if field in form.fields and form.fields[field].widget.is_hidden:
+                form.add_error(None, self.message)  # the field's terse reason means nothing on its own
+            else:
+                form.add_error(field if field in form.fields else None, message)
 
 
 class NotFound(DomainError):

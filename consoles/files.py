@@ -9,6 +9,7 @@ then renamed over it, so a reader sees the old file or the whole new one.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -24,6 +25,12 @@ class ExportPathError(DomainError):
 
     status = 422
     code = "unwritable_path"
+
+
+# Every manifest this console writes says so: with the file's sha256 it is what lets a
+# later export replace the file. Any other JSON beside a file (a `.manifest.json` of
+# another tool, or one with a value someone put there) does not.
+MANIFEST_SCHEMA = "curator-console/export-manifest/1"
 
 
 def manifest_path(path: Path) -> Path:
@@ -59,18 +66,36 @@ def check_export_target(path: Path) -> Path:
             f"Cannot write {path}: it is a symbolic link (to {real}); give the real path.",
             fields={"out": "is a symbolic link"},
         )
-    if path.exists():
-        try:
-            ours = read_manifest(path) is not None
-        except (OSError, ValueError):
-            ours = False
-        if not ours:
-            raise ExportPathError(
-                f"Cannot write {real}: the file exists and is not an export (no "
-                f"{manifest_path(path).name} beside it); choose another path or remove it.",
-                fields={"out": "exists and is not an export"},
-            )
+    if path.exists() and not is_our_export(path):
+        raise ExportPathError(
+            f"Cannot write {real}: the file exists and is not an export of this console (no "
+            f"{manifest_path(path).name} of ours beside it with the file's sha256); "
+            "choose another path or remove it.",
+            fields={"out": "exists and is not an export"},
+        )
     return path
+
+
+def is_our_export(path: Path) -> bool:
+    """Whether `path` is a file this console wrote and nobody changed since: its manifest
+    has our schema and names the sha256 the file still has."""
+    try:
+        manifest = read_manifest(path)
+    except (OSError, ValueError):
+        return False
+    if not isinstance(manifest, dict) or manifest.get("schema") != MANIFEST_SCHEMA:
+        return False
+    recorded = manifest.get("sha256")
+    if not isinstance(recorded, str):
+        return False
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as existing:
+            for block in iter(lambda: existing.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return False
+    return digest.hexdigest() == recorded
 
 
 class StagedFile:
@@ -170,6 +195,7 @@ def publish(staged: StagedFile, manifest: dict[str, Any]) -> None:
     If the rename then fails, the previous manifest is put back, or the new one
     removed, so the file that stays is described by its own manifest.
     """
+    manifest = {"schema": MANIFEST_SCHEMA, **manifest}
     target = manifest_path(staged.path)
     try:
         previous = target.read_bytes()

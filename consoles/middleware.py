@@ -4,8 +4,10 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import BadRequest
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.shortcuts import resolve_url
+from django.utils.cache import patch_cache_control
 from django_htmx.http import HttpResponseClientRedirect
 
 
@@ -31,3 +33,64 @@ class HtmxLoginRedirectMiddleware:
             return response
         here = request.htmx.current_url_abs_path or request.get_full_path()
         return HttpResponseClientRedirect(redirect_to_login(here).url)
+
+
+class NulGuardMiddleware:
+    """A NUL byte (U+0000, `%00`) in a URL, a query or a form is refused before any view runs.
+
+    No id, slug or text of the console can hold NUL (the API's schemas already refuse it
+    in bodies), and PostgreSQL cannot even compare text with one: a lookup by such an id
+    raised DataError there (a 500) while SQLite just found nothing. One guard for every
+    route, so a new route cannot forget it: in the path the object cannot exist (404, as
+    on SQLite); in a query or a form it is bad input (API: 422 naming the parameter;
+    screens: 400). JSON bodies are left to the schemas, which name the field.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        api = request.path_info.startswith("/api/")
+        if "\x00" in request.path_info:
+            if api:
+                return _api_error(404, "not_found", "Not found.", {})
+            raise Http404("Not found.")
+        names = _names_with_nul(request.GET)
+        if request.content_type in {"application/x-www-form-urlencoded", "multipart/form-data"}:
+            names += _names_with_nul(request.POST)
+        if names:
+            if api:
+                return _api_error(422, "validation_error", "The request does not match the schema.",
+                                  {name: "Must not contain NUL (\\u0000) characters." for name in names})
+            raise BadRequest("A NUL character is not allowed in " + ", ".join(names) + ".")
+        return self.get_response(request)
+
+
+def _names_with_nul(data: QueryDict) -> list[str]:
+    return [key.replace("\x00", "\\u0000") for key, values in data.lists()
+            if "\x00" in key or any("\x00" in v for v in values)]
+
+
+def _api_error(status: int, code: str, message: str, fields: dict[str, str]) -> JsonResponse:
+    # The shape of consoles.api.error_response, built here so the middleware does not
+    # import (and so build) the NinjaAPI.
+    return JsonResponse({"error": {"code": code, "message": message, "fields": fields}}, status=status)
+
+
+class PrivateNoStoreMiddleware:
+    """Every answer the console computes says `Cache-Control: private, no-store`.
+
+    Pages and API answers hold one tenant's data for one signed-in caller: a shared
+    proxy or the browser's disk cache must not keep them (the back button after
+    log-out, a shared machine). Sits below WhiteNoise, whose static files keep their
+    long-lived caching; an answer that says `public` itself is left as it is.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if "public" not in response.get("Cache-Control", ""):
+            patch_cache_control(response, private=True, no_store=True)
+        return response

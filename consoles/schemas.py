@@ -6,9 +6,13 @@
   422 naming the field on both databases.
 """
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# A detector's score or threshold: a finite JSON number in [0, 1]. Strict, so "0.5"
+# and true are refused rather than coerced (they are a client's bug, not a score).
+Probability = Annotated[float, Field(strict=True, ge=0, le=1, allow_inf_nan=False)]
 
 
 def has_nul(value: Any) -> bool:

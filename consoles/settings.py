@@ -66,6 +66,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "consoles.middleware.PrivateNoStoreMiddleware",
+    "consoles.middleware.NulGuardMiddleware",
     "consoles.api.ApiBodyLimitMiddleware",
     "consoles.api.ApiErrorShapeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -151,6 +153,9 @@ AUTHENTICATION_BACKENDS = [
 AXES_FAILURE_LIMIT = 5
 AXES_COOLOFF_TIME = timedelta(minutes=15)
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# ... and any usernames from one address (password spraying): consoles.lockout's handler.
+AXES_ADDRESS_FAILURE_LIMIT = 20
+AXES_HANDLER = "consoles.lockout.ConsoleAxesHandler"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "consoles.lockout.login_locked"
 LOGIN_URL = "login"

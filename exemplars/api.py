@@ -12,7 +12,7 @@ from pydantic import ConfigDict
 from consoles.access import Principal
 from consoles.api import WRITE_ERRORS
 from consoles.models import Role
-from consoles.schemas import StrictIn
+from consoles.schemas import Probability, StrictIn
 
 from .services import MAX_AXES, MAX_SCORE_TEXT, score
 
@@ -22,8 +22,8 @@ router = Router(tags=["exemplar bank"])
 class AxisEnergyIn(Schema):
     model_config = ConfigDict(extra="forbid")
 
-    p_detector: float = Field(ge=0, le=1, description="The detector's probability for this axis.")
-    threshold: float = Field(ge=0, le=1, description="The axis flags at p >= threshold.")
+    p_detector: Probability = Field(description="The detector's probability for this axis, in [0, 1].")
+    threshold: Probability = Field(description="The axis flags at p >= threshold, in [0, 1].")
 
 
 class ScoreIn(StrictIn):  # unknown fields and NUL in text: 422 naming the field

@@ -26,7 +26,7 @@ from consoles.api import (
 )
 from consoles.errors import InvalidInput, PermissionDeniedError
 from consoles.models import Application, Role
-from consoles.schemas import StrictIn, has_nul
+from consoles.schemas import Probability, StrictIn, has_nul
 
 from .models import (
     AuthorKind,
@@ -80,7 +80,8 @@ class FlagIn(StrictIn):
     prompt: str = Field("", max_length=MAX_TEXT, description="The user message.")
     context: str = Field("", max_length=MAX_TEXT, description="RAG context shown to the model.")
     answer: str = Field("", max_length=MAX_TEXT, description="The assistant's answer.")
-    detector_scores: dict[str, float] = Field(default_factory=dict, description="axis -> score at flag time")
+    detector_scores: dict[str, Probability] = Field(
+        default_factory=dict, description="axis -> the detector's score at flag time: a number in [0, 1]")
     message_id: str = Field(min_length=1, max_length=MAX_ID, description="The integration's id of the message; "
                             "with `region` it identifies the flag (posting it again is a no-op).")
     session_id: str = Field("", max_length=MAX_ID, description="The integration's conversation id.")
@@ -357,7 +358,7 @@ def flag_detail(request: HttpRequest, flag_id: str = Path(description="The flag'
     Any member (viewer role or above) with a personal token or session, or the
     application's token; a flag of another application is 404."""
     principal: Principal = request.auth
-    flag = flag_get_by_public_id(public_id=flag_id)
+    flag = flag_get_by_public_id(public_id=flag_id, applications=principal.visible_applications())
     principal.require_member(flag.application, role=Role.VIEWER)
     events = [
         {"action": e.action, "from_status": e.from_status, "to_status": e.to_status, "actor": event_actor(e),
@@ -380,7 +381,7 @@ def flag_review_endpoint(
     suggested axis. A stale `version` gets 409 with the current state in `error.current`;
     nothing is overwritten."""
     principal: Principal = request.auth
-    flag = flag_get_by_public_id(public_id=flag_id)
+    flag = flag_get_by_public_id(public_id=flag_id, applications=principal.visible_applications())
     principal.require_member(flag.application, role=Role.CURATOR)
     reviewer = principal.require_human("Reviewing a flag")
     flag = flag_review(flag=flag, reviewer=reviewer, **payload.model_dump())

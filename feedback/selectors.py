@@ -135,10 +135,11 @@ def flag_get(*, application: Application, public_id: str) -> Flag:
     return flag
 
 
-def flag_get_by_public_id(*, public_id: str) -> Flag:
-    """For the API, which then checks the caller's access to the flag's application
-    (another tenant's flag is a 404 there, exactly like a missing one)."""
-    qs = Flag.objects.select_related("application", "author_user", "author_token").filter(public_id=public_id)
+def flag_get_by_public_id(*, public_id: str, applications: QuerySet[Application]) -> Flag:
+    """For the API: a flag of one of `applications` (those the caller may see). Another
+    tenant's flag is not found by the same query as a missing one, so both are the same 404."""
+    qs = Flag.objects.select_related("application", "author_user", "author_token").filter(
+        public_id=public_id, application__in=applications)
     flag = qs.first()
     if flag is None:
         raise NotFound("No such flag.")

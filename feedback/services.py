@@ -19,8 +19,9 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Min, Q
 from django.utils import timezone
 
+from consoles.appendonly import history_delete_allowed
 from consoles.errors import Conflict, DomainError, InvalidInput, PermissionDeniedError
-from consoles.files import check_writable, publish, stage_write
+from consoles.files import MANIFEST_SCHEMA, check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
@@ -168,8 +169,9 @@ def _scores(value: Any, application: Application, errors: dict[str, str]) -> dic
         if axis not in application.axes:
             errors["detector_scores"] = f"Unknown axis {axis!r}; use one of {', '.join(application.axes)}."
             return {}
-        if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score):
-            errors["detector_scores"] = f"The score of {axis!r} must be a finite number."
+        if isinstance(score, bool) or not isinstance(score, int | float) or not math.isfinite(score) \
+                or not 0 <= score <= 1:
+            errors["detector_scores"] = f"The score of {axis!r} must be a number from 0 to 1."
             return {}
         scores[axis] = float(score)
     return scores
@@ -569,9 +571,13 @@ def flag_review(
     if not updated:
         current = Flag.objects.get(pk=flag.pk)
         now_at = f"{current.get_status_display().lower()}, version {current.version}"
+        if version > current.version:
+            # Bad input, not a race: nobody decided meanwhile, the flag never had it.
+            raise InvalidInput(
+                f"Version {version} is not one this flag has had (it is {now_at}); your decision was not saved.",
+                fields={"version": f"higher than the flag's version ({current.version})"},
+            )
         raise Conflict(
-            f"Version {version} is not one this flag has had (it is {now_at}); your decision was not saved."
-            if version > current.version else
             f"Someone else changed this flag meanwhile (now {now_at}); your decision was not saved.",
             current=flag_as_dict(current),
         )
@@ -752,6 +758,7 @@ def _as_utc(moment: datetime | None) -> str | None:
 def export_manifest_document(manifest: ExportManifest) -> dict[str, Any]:
     """The manifest as written next to the file and printed by `--json`."""
     return {
+        "schema": MANIFEST_SCHEMA,
         "manifest_id": manifest.pk,
         "application_id": manifest.application.slug,
         "kind": manifest.kind,
@@ -928,9 +935,10 @@ def _delete_flags(application: Application, pks: list[int]) -> tuple[int, int, i
     if not pks:
         return 0, 0, 0
     history_days_forget(application_id=application.pk)
-    events = FlagEvent.objects.filter(application=application, flag_id__in=pks).erase()
-    reviews = FlagReview.objects.filter(application=application, flag_id__in=pks).delete()[0]
-    flags = Flag.objects.filter(application=application, pk__in=pks).delete()[1].get(Flag._meta.label, 0)
+    with history_delete_allowed():  # the database refuses it to anyone else
+        events = FlagEvent.objects.filter(application=application, flag_id__in=pks).erase()
+        reviews = FlagReview.objects.filter(application=application, flag_id__in=pks).delete()[0]
+        flags = Flag.objects.filter(application=application, pk__in=pks).delete()[1].get(Flag._meta.label, 0)
     return flags, events, reviews
 
 

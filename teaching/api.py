@@ -15,8 +15,8 @@ from ninja.responses import Status
 
 from consoles.access import Principal
 from consoles.api import CURSOR_QUERY, ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
-from consoles.errors import InvalidInput, NotFound
-from consoles.models import Application, Role
+from consoles.errors import InvalidInput
+from consoles.models import Role
 from consoles.pagination import keyset_page
 from consoles.schemas import StrictIn
 
@@ -102,7 +102,8 @@ class ImportOut(Schema):
 class ProposeIn(StrictIn):
     application_id: str | None = Field(None, description=APPLICATION_ID)
     candidate_id: str = Field(description="An eligible candidate's id.")
-    allow_evaluative: bool = Field(False, description="Operator flag that lets an evaluative claim through.")
+    allow_evaluative: bool = Field(False, description="Operator flag that lets an evaluative claim through: "
+                                   "a curator only (403 with an application token).")
 
 
 class DecisionIn(StrictIn):
@@ -169,18 +170,14 @@ def _proposal_for(principal: Principal, proposal_id: str, application_id: str | 
     """Find a proposal by id among the applications this principal may see.
 
     The id is a content hash of the candidate and chain, so two tenants could hold
-    the same one; a human in both names the application.
+    the same one; a human in both names the application. Another tenant's proposal
+    is not found by the same query as a missing one: one 404.
     """
+    applications = principal.visible_applications()
     if principal.kind == "application" or application_id:
         application = principal.application_for(application_id, role=role)
-        return selectors.proposal_get(application=application, proposal_id=proposal_id)
-    found = [
-        p
-        for p in Proposal.objects.filter(proposal_id=proposal_id).select_related("application")
-        if _can_see(principal, p.application)
-    ]
-    if not found:
-        raise NotFound("Not found.")
+        applications = applications.filter(pk=application.pk)
+    found = selectors.proposal_find(applications=applications, proposal_id=proposal_id)
     if len(found) > 1:
         raise InvalidInput(
             "Several of your applications hold this proposal id; name one.",
@@ -188,14 +185,6 @@ def _proposal_for(principal: Principal, proposal_id: str, application_id: str | 
         )
     principal.require_member(found[0].application, role=role)
     return selectors.proposal_get(application=found[0].application, proposal_id=proposal_id)
-
-
-def _can_see(principal: Principal, application: Application) -> bool:
-    try:
-        principal.require_member(application)
-    except NotFound:
-        return False
-    return True
 
 
 APP_QUERY = Query(None, description=APPLICATION_ID)

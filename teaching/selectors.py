@@ -45,6 +45,12 @@ def proposal_list(*, application: Application, state: str | None = None) -> Quer
     return qs.select_related("candidate", "decision__operator").order_by("-created_at", "-id")
 
 
+def _no_such_proposal() -> NotFound:
+    # One body whether the proposal is missing or another tenant's (ids are content
+    # hashes): it does not echo the id, so the two answers are byte for byte the same.
+    return NotFound("No such proposal.", fields={"proposal_id": "unknown"})
+
+
 def proposal_get(*, application: Application, proposal_id: str) -> Proposal:
     proposal = (
         Proposal.objects.filter(application=application, proposal_id=proposal_id)
@@ -52,8 +58,18 @@ def proposal_get(*, application: Application, proposal_id: str) -> Proposal:
         .first()
     )
     if proposal is None:
-        raise NotFound(f"No proposal {proposal_id!r}.", fields={"proposal_id": "unknown"})
+        raise _no_such_proposal()
     return proposal
+
+
+def proposal_find(*, applications: QuerySet[Application], proposal_id: str) -> list[Proposal]:
+    """Proposals with this id among `applications` (those the caller may see); raises
+    the same 404 as `proposal_get` when there is none."""
+    found = list(Proposal.objects.filter(application__in=applications, proposal_id=proposal_id)
+                 .select_related("application")[:2])
+    if not found:
+        raise _no_such_proposal()
+    return found
 
 
 def proposal_counts(*, application: Application) -> dict[str, int]:

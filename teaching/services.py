@@ -350,6 +350,14 @@ def proposal_create(
     same candidate again returns the existing proposal (whatever its state) without
     re-running anything. Returns (proposal, created).
     """
+    if allow_evaluative and actor.kind == ActorKind.TOKEN:
+        # An operator-only switch: letting an evaluative claim through is a person's call
+        # (a curator's session or personal token, or the operator's own shell command).
+        raise PermissionDeniedError(
+            "allow_evaluative is an operator's switch; an application token cannot set it.",
+            code="human_required",
+            fields={"allow_evaluative": "needs a human curator"},
+        )
     candidate = selectors.candidate_get(application=application, candidate_id=candidate_id)
     proposal_id = proposal_id_for(candidate.candidate_id, candidate.chain)
     existing = Proposal.objects.filter(application=application, proposal_id=proposal_id).first()

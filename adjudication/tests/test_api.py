@@ -180,3 +180,25 @@ def test_case_detail_is_documented_field_by_field_with_one_timestamp_shape(clien
     assert set(data) == set(detail["properties"]) == set(detail["required"])
     assert data["evidence"][0]["observed_at"] == "2026-11-02T09:00:00+00:00"
     assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00$", data["gold_history"][0]["created_at"])
+
+
+HUMAN_REVIEWED_CASE = [{"evidence_id": "e1", "relation": "supports", "trust_class": "human_reviewed"}]
+
+
+def test_an_application_token_cannot_present_evidence_as_human_reviewed(client, application, app_token):
+    # The attack: an integration posts its own "human-reviewed" evidence and the case
+    # fuses to `verified` with no gaps, as if a person had checked it.
+    body = {"cases": [case_payload("c1"), case_payload("c2", evidence=HUMAN_REVIEWED_CASE)]}
+    response = post_cases(client, app_token, body)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "human_only"
+    assert list(error["fields"]) == ["cases.1.evidence.0.trust_class"]
+    assert not Case.objects.exists()
+
+
+def test_a_curator_may_import_human_reviewed_evidence(client, application, curator):
+    body = {"application_id": "acme", "cases": [case_payload("c1", evidence=HUMAN_REVIEWED_CASE)]}
+    assert post_cases(client, personal_token(curator), body).status_code == 201
+    case = Case.objects.get()
+    assert client.get(f"/api/v1/cases/{case.pk}", **bearer(personal_token(curator))).json()["fusion"]["band"] == "verified"

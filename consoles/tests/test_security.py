@@ -55,6 +55,19 @@ def test_the_lock_is_for_that_username_from_that_address(client):
     assert _login(client, "nina", PASSWORD, address="198.51.100.9").status_code == 302  # another address
 
 
+def test_password_spraying_from_one_address_is_throttled(client):
+    # The attack: one guess at each of many usernames from one address, never five
+    # at any one of them.
+    UserFactory(username="nina")
+    for i in range(19):
+        assert _login(client, f"user{i}", "guess").status_code == 200
+    assert _login(client, "user19", "guess").status_code == 429  # the twentieth failure locks the address
+    sprayed = _login(client, "nina", PASSWORD)  # even a right password, from that address
+    assert sprayed.status_code == 429 and "from your address" in sprayed.text
+    assert "_auth_user_id" not in client.session
+    assert _login(client, "nina", PASSWORD, address="198.51.100.9").status_code == 302  # elsewhere: fine
+
+
 def test_a_success_before_the_limit_resets_the_count(client):
     UserFactory(username="nina")
     for _ in range(4):
@@ -180,3 +193,26 @@ def test_a_token_secret_is_hidden_from_error_reports(rf, monkeypatch):
     shown = {frame["function"]: repr(frame["vars"]) for frame in frames}
     assert {"authenticate", "token_authenticate"} <= shown.keys()
     assert secret not in shown["authenticate"] and secret not in shown["token_authenticate"]
+
+
+# --- caching -----------------------------------------------------------------------
+
+
+def _no_store(response) -> bool:
+    directives = {d.strip() for d in response.get("Cache-Control", "").split(",")}
+    return {"private", "no-store"} <= directives
+
+
+def test_pages_and_api_answers_are_private_and_never_stored(client, application, curator, app_token):
+    # The attack: a shared proxy or the disk cache keeps a tenant's page after log-out.
+    assert _no_store(client.get(reverse("login")))
+    assert _no_store(client.get("/api/v1/me", HTTP_AUTHORIZATION=f"Bearer {app_token}"))
+    assert _no_store(client.get("/api/v1/flags/fb_0000000000000000", HTTP_AUTHORIZATION=f"Bearer {app_token}"))
+    client.force_login(curator)
+    assert _no_store(client.get(f"/a/{application.slug}/flags/"))
+    assert _no_store(client.get(f"/a/{application.slug}/cases/"))
+
+
+def test_static_files_keep_their_caching(client):
+    response = client.get("/static/consoles/app.css")
+    assert response.status_code == 200 and "no-store" not in response.get("Cache-Control", "")

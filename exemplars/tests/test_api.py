@@ -94,3 +94,13 @@ def test_a_member_may_score_with_a_personal_token_naming_the_application(client,
 def test_the_schema_documents_the_endpoint(client):
     schema = client.get("/api/openapi.json").json()
     assert "/api/v1/score" in schema["paths"]
+
+
+@pytest.mark.parametrize("field", ["p_detector", "threshold"])
+@pytest.mark.parametrize("value", [-5, 1e300, "0.5", True])
+def test_a_score_is_a_number_from_0_to_1_and_nothing_else(client, app_token, bank, field, value):
+    energy = {"jailbreak": {"p_detector": 0.2, "threshold": 0.5, field: value},
+              "toxicity": {"p_detector": 0.1, "threshold": 0.5}}
+    response = post(client, app_token, body(axis_energy=energy))
+    assert response.status_code == 422
+    assert list(response.json()["error"]["fields"]) == [f"axis_energy.jailbreak.{field}"]

@@ -234,8 +234,10 @@ def test_a_stale_version_is_409_with_the_current_state(client, application, cura
     assert Flag.objects.get(pk=flag.pk).status == "rejected" and FlagReview.objects.count() == 1
     # A version the flag never had is not blamed on someone else.
     response = _post(client, personal_token(curator), {"status": "approved", "version": 7}, url=url)
-    assert response.status_code == 409 and response.json()["error"]["message"].startswith(
+    assert response.status_code == 422 and response.json()["error"]["message"].startswith(
         "Version 7 is not one this flag has had (it is rejected, version 2)")
+    assert list(response.json()["error"]["fields"]) == ["version"]
+    assert Flag.objects.get(pk=flag.pk).version == 2 and FlagReview.objects.count() == 1
 
 
 def test_reopen_and_label_a_capture(client, application, curator):
@@ -300,3 +302,25 @@ def test_a_body_that_is_not_an_object_is_named_as_the_body_not_an_internal_name(
     response = client.post("/api/v1/flags", data=raw, content_type="application/json", **bearer(app_token))
     assert response.status_code == 422
     assert response.json()["error"]["fields"] == {"__all__": "The body must be a JSON object."}
+
+
+@pytest.mark.parametrize("score", [-5, 1.5, 1e300, "0.5", True, None])
+@pytest.mark.parametrize("capture", [False, True])
+def test_a_detector_score_is_a_number_from_0_to_1_and_nothing_else(client, application, app_token, score, capture):
+    # The attack: scores out of range or coerced ("0.5" -> 0.5, true -> 1.0) were stored
+    # as if a detector had produced them.
+    application.capture_enabled = application.capture_on_low_confidence = True
+    application.save()
+    body = {"region": "answer", "prompt": "q", "answer": "a", "message_id": "m1",
+            "detector_scores": {"hallucination": score}}
+    body |= {"capture_reason": "low_confidence"} if capture else {"problem": "fabricated"}
+    response = _post(client, app_token, body)
+    assert response.status_code == 422
+    assert list(response.json()["error"]["fields"]) == ["detector_scores.hallucination"]
+    assert not Flag.objects.exists()
+
+
+def test_the_edges_of_a_score_are_scores(client, application, app_token):
+    body = {"region": "answer", "problem": "fabricated", "prompt": "q", "answer": "a", "message_id": "m1",
+            "detector_scores": {"hallucination": 0, "toxicity": 1}}
+    assert _post(client, app_token, body).status_code == 201

@@ -60,6 +60,33 @@ def test_out_that_climbs_onto_an_existing_file_is_refused_and_the_file_untouched
     assert not ExportManifest.objects.exists()
 
 
+@pytest.mark.parametrize("manifest", [
+    '{"tool": "another one", "rows": 3}',  # someone else's manifest.json
+    "0",  # any JSON value
+    "null",
+    '{"schema": "curator-console/export-manifest/1", "sha256": "not the file"}',  # ours in shape only
+])
+def test_a_manifest_this_console_did_not_write_never_lets_a_file_be_replaced(approved, tmp_path, manifest):
+    victim = tmp_path / "dataset.jsonl"
+    victim.write_text('{"keep": "me"}\n')
+    (tmp_path / "dataset.jsonl.manifest.json").write_text(manifest)
+    with pytest.raises(CommandError) as exc:
+        run("export_flags", "--application", "acme", "--out", str(victim))
+    assert exc.value.returncode == 2 and "\n" not in str(exc.value) and "is not an export" in str(exc.value)
+    assert victim.read_text() == '{"keep": "me"}\n'
+    assert (tmp_path / "dataset.jsonl.manifest.json").read_text() == manifest
+    assert not ExportManifest.objects.exists()
+
+
+def test_an_export_changed_since_is_not_replaced(approved, tmp_path):
+    out = tmp_path / "acme.jsonl"
+    run("export_flags", "--application", "acme", "--out", str(out))
+    out.write_text("edited by hand\n")
+    with pytest.raises(CommandError):
+        run("export_flags", "--application", "acme", "--out", str(out))
+    assert out.read_text() == "edited by hand\n"
+
+
 def test_out_that_is_a_symlink_is_refused(approved, tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me")

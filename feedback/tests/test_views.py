@@ -188,6 +188,16 @@ def test_a_decision_on_a_flag_decided_meanwhile_shows_a_conflict(client, applica
     assert f'data-shown-url="{_detail(flag)}"' in html
 
 
+def test_a_version_the_flag_never_had_is_bad_input_not_a_conflict(client, application, curator):
+    flag = FlagFactory(application=application)
+    client.force_login(curator)
+    response = client.post(_review(flag), {"decision": "approved", "verdict": "false_negative", "version": 9})
+    html = response.content.decode()
+    assert response.status_code == 422 and 'data-testid="conflict"' not in html
+    assert "Version 9 is not one this flag has had" in html
+    assert Flag.objects.get(pk=flag.pk).status == "pending" and not FlagReview.objects.exists()
+
+
 def test_an_invalid_decision_is_a_form_error(client, application, curator):
     flag = FlagFactory(application=application)
     client.force_login(curator)

@@ -62,6 +62,22 @@ def test_propose_over_the_api_is_idempotent(client, world, app_token):
     assert body["replay_evidence"]["baseline"]["lookup.coverage.dev"] == 0.0
 
 
+EVALUATIVE = {"claim_domain": "evaluative", "hedge_tier": "strong", "hedge_surface": "Many would say"}
+
+
+def test_an_application_token_cannot_set_the_operator_only_allow_evaluative(client, world, app_token, operator):
+    # The attack: an integration lets its own evaluative claim through the gate that
+    # only an operator may open.
+    CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan", **EVALUATIVE)
+    body = {"candidate_id": "c-1", "allow_evaluative": True}
+    refused = post(client, "/api/v1/teaching/proposals", app_token, body)
+    assert refused.status_code == 403
+    assert refused.json()["error"]["fields"] == {"allow_evaluative": "needs a human curator"}
+    assert not Proposal.objects.exists()
+    by_a_curator = post(client, "/api/v1/teaching/proposals", personal_token(operator), {**body, "application_id": world.slug})
+    assert by_a_curator.status_code == 201 and by_a_curator.json()["allow_evaluative"] is True
+
+
 def test_an_application_token_can_never_decide(client, world, app_token):
     CandidateFactory(application=world, candidate_id="c-1", subject="tokyo", object="japan")
     proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())

@@ -1,0 +1,29 @@
+"""History of adjudication is append-only in the database: no UPDATE (but the columns a deleted
+token or user sets to NULL), no DELETE but by retention and erasure (consoles.appendonly)."""
+
+from django.db import migrations
+
+from consoles.appendonly import protect, unprotect
+
+# table -> (columns ON DELETE SET NULL may still clear, whether UPDATE is refused here)
+TABLES = {
+    "adjudication_adjudicationevent": (("actor_token_id",), True),
+    "adjudication_caselabel": (("queue_entry_id",), True),
+    "adjudication_goldlabelrevision": ((), False),  # UPDATE: 0002_gold_revisions_append_only
+}
+
+
+def forwards(apps, schema_editor):
+    for table, (settable, update) in TABLES.items():
+        protect(schema_editor, table, settable=settable, update=update)
+
+
+def backwards(apps, schema_editor):
+    for table in TABLES:
+        unprotect(schema_editor, table)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("adjudication", "0005_created_at_set_by_services"), ("consoles", "0003_history_append_only_guard")]
+
+    operations = [migrations.RunPython(forwards, backwards)]

@@ -1,0 +1,27 @@
+"""History of sampling is append-only in the database: no UPDATE (but the columns a deleted
+token or user sets to NULL), no DELETE but by retention and erasure (consoles.appendonly)."""
+
+from django.db import migrations
+
+from consoles.appendonly import protect, unprotect
+
+# table -> (columns ON DELETE SET NULL may still clear, whether UPDATE is refused here)
+TABLES = {
+    "sampling_planevent": (("actor_id",), True),
+}
+
+
+def forwards(apps, schema_editor):
+    for table, (settable, update) in TABLES.items():
+        protect(schema_editor, table, settable=settable, update=update)
+
+
+def backwards(apps, schema_editor):
+    for table in TABLES:
+        unprotect(schema_editor, table)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("sampling", "0003_created_at_set_by_services"), ("consoles", "0003_history_append_only_guard")]
+
+    operations = [migrations.RunPython(forwards, backwards)]
