@@ -40,6 +40,8 @@ VALID: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/teaching/proposals/{proposal_id}/decision"): {"decision": "withdraw", "note": "n"},
     ("POST", "/api/v1/score"): {"detector": "hummingbird", "region": "answer", "text": "t",
                                 "axis_energy": {"hallucination": {"p_detector": 0.3, "threshold": 0.5}}},
+    ("PUT", "/api/v1/bank/{profile}/vectors"): {"dim": 4, "vectors": [
+        {"exemplar_id": "fb_0123456789abcdef-f-0123456789ab", "vector": [1.0, 0.0, 0.0, 0.0]}]},
 }
 
 RTL = "\u202eevil.exe\u202c \u05e9\u05dc\u05d5\u05dd \u0627\u0644\u0633\u0644\u0627\u0645 a\u0301"

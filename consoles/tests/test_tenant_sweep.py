@@ -60,6 +60,7 @@ OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("api", "flag_id"): _first("feedback.Flag", "public_id"),
     ("api", "case_pk"): _first("adjudication.Case", "pk"),
     ("api", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
+    ("api", "profile"): _first("exemplars.DetectorProfile", "name"),
 }
 
 # Routes that belong to no application; anything else outside /a/<app>/ fails the sweep.
