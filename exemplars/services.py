@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from consoles import webhooks
 from consoles.errors import Conflict, InvalidInput
 from consoles.models import Application
 from feedback import selectors as feedback_selectors
@@ -302,6 +303,7 @@ def _store(profile: DetectorProfile, index: BankIndex, fingerprint: str, seconds
     with transaction.atomic():
         # Two processes building the same version write the same bytes: last one wins.
         BankBuild.objects.update_or_create(profile=profile, defaults=values)
+        webhooks.event_record(application=profile.application_id, type="bank.rebuilt", data={"detector": profile.name, "version": index.version, "exemplars": index.size, "missing_vectors": index.missing})  # noqa: E501
 
 
 def bank_rebuild(*, profile: DetectorProfile) -> BankState:

@@ -20,7 +20,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Min, Q
 from django.utils import timezone
 
-from consoles import rowsql
+from consoles import rowsql, webhooks
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
 from consoles.files import check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
@@ -496,6 +496,7 @@ def flag_review(
             changes["note"] = note
         _event(flag=flag, action=_ACTIONS[status], from_status=old["status"], to_status=status,
                actor=Actor(user=reviewer), changes=changes, at=now)
+        webhooks.event_record(application=flag.application_id, type=webhooks.FLAG_EVENTS[status], data=webhooks.flag_data(flag, reviewer))  # noqa: E501
     return flag
 
 
