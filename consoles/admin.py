@@ -162,3 +162,4 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request: HttpRequest, obj=None) -> bool:
         # Revoke instead: a deleted token would lose its audit trail.
         return False
+from . import webhook_admin  # noqa: E402, F401 - registers the webhook endpoints

@@ -222,3 +222,71 @@ def test_the_database_worker_delivers(application, curator, receiver):
     assert delivery.status == DeliveryStatus.DELIVERED
     [(_, headers, body)] = receiver.requests
     assert webhooks.verify(endpoint.secret, body, headers["Webhook-Signature"])
+
+
+# --- Screens -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app_admin(application):
+    from consoles.models import Role
+    from consoles.tests.factories import MembershipFactory
+
+    return MembershipFactory(application=application, role=Role.ADMIN).user
+
+
+def test_an_admin_adds_an_endpoint_and_sees_the_secret_once(client, application, app_admin, receiver):
+    client.force_login(app_admin)
+    response = client.post(f"/a/{application.slug}/webhooks/", {"url": receiver.url,
+                                                                 "events": ["flag.approved", "bank.rebuilt"]})
+    assert response.status_code == 201
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.events == ["flag.approved", "bank.rebuilt"] and endpoint.created_by == app_admin
+    assert endpoint.secret in response.content.decode()
+    assert endpoint.secret not in client.get(f"/a/{application.slug}/webhooks/").content.decode()
+    assert endpoint.secret not in client.get(f"/a/{application.slug}/webhooks/{endpoint.pk}/").content.decode()
+
+
+def test_a_refused_url_is_an_error_next_to_the_field(client, settings, application, app_admin):
+    settings.WEBHOOK_ALLOW_PRIVATE = False
+    client.force_login(app_admin)
+    response = client.post(f"/a/{application.slug}/webhooks/", {"url": "http://169.254.169.254/",
+                                                                 "events": ["flag.approved"]})
+    assert response.status_code == 400
+    assert "non-public address" in response.content.decode()
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_a_curator_cannot_manage_endpoints(client, application, curator):
+    client.force_login(curator)
+    assert client.get(f"/a/{application.slug}/webhooks/").status_code == 403
+
+
+def test_the_log_shows_attempts_and_redeliver_queues_again(client, application, app_admin, curator,
+                                                           django_capture_on_commit_callbacks):
+    receiver = Receiver(codes=[500])
+    try:
+        endpoint = endpoint_for(application, receiver.url)
+        with django_capture_on_commit_callbacks(execute=True):
+            approve(application, curator)
+        delivery = WebhookDelivery.objects.get()
+        webhooks.attempt(delivery.pk)
+        client.force_login(app_admin)
+        page = client.get(f"/a/{application.slug}/webhooks/{endpoint.pk}/").content.decode()
+        assert "flag.approved" in page and "500" in page and "Retrying" in page
+        default_task_backend.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(f"/a/{application.slug}/webhooks/{endpoint.pk}/deliveries/{delivery.pk}/redeliver/")
+        assert response.status_code == 302
+        assert [r.args for r in default_task_backend.results] == [[delivery.pk]]
+    finally:
+        receiver.close()
+
+
+def test_a_disabled_endpoint_is_announced_to_its_admins(client, application, app_admin, receiver):
+    endpoint = endpoint_for(application, receiver.url)
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+        is_active=False, disabled_at=timezone.now(), disabled_reason="No delivery succeeded for 24 hours (last: HTTP 503)")
+    client.force_login(app_admin)
+    page = client.get(f"/a/{application.slug}/webhooks/").content.decode()
+    assert 'data-testid="endpoint-disabled"' in page and "No delivery succeeded for 24 hours" in page
