@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 python3; do \
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test e2e bench reliability reliability-quick lint migrate demo check-python clean
+.PHONY: install run test e2e bench reliability reliability-quick lint migrate demo check-python clean worker
 
 $(STAMP): pyproject.toml requirements/constraints.txt
 	@test -n "$(PYTHON)" || { echo "error: Python 3.12 or newer is required (none found on PATH)"; exit 1; }
@@ -26,8 +26,14 @@ migrate: install
 demo: migrate
 	$(PY) manage.py load_demo
 
+# The tasks worker (webhook deliveries) runs beside the server and stops with it.
 run: demo
+	$(PY) manage.py db_worker --queue-name '*' & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(PY) manage.py runserver $(HOST):$(PORT)
+
+worker: migrate
+	$(PY) manage.py db_worker --queue-name '*'
 
 # One worker per core (pytest-xdist), each with its own test database; a test module
 # stays on one worker, so a module's shared demo data is written once.

@@ -12,6 +12,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from consoles import webhooks
 from consoles.errors import Conflict, InvalidInput, NotFound, PermissionDeniedError
 from consoles.models import ApiToken, Application
 from consoles.text import count, humanise
@@ -487,6 +488,7 @@ def gold_promote(
                 label=label.label,
                 supersedes=current.revision if current else None,
             )
+            webhooks.event_record(application=application, type="case.gold_promoted", data={"case_id": case.case_id, "revision": revision.revision, "label": label.label, "promoted_by": adjudicator.get_username()})  # noqa: E501
     except IntegrityError as exc:
         raise Conflict("Another adjudicator promoted a label at the same time; reload.", code="conflict") from exc
     return revision

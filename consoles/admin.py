@@ -19,6 +19,7 @@ never stored or put in a message); a personal token is created by its own user u
 """
 
 import axes.admin  # noqa: F401 - registers its admins first, so they can be re-registered scoped
+import django_tasks_db.admin  # noqa: F401 - registers its admin first, so it can be re-registered scoped
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
 from django.contrib import admin, messages
@@ -30,6 +31,7 @@ from django.db.models import Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
+from django_tasks_db.models import DBTaskResult
 
 from .admin_scope import (
     TenantScopedAdminMixin,
@@ -330,3 +332,17 @@ class _AxesScope(TenantScopedAdminMixin):
 
 for _model in (AccessAttempt, AccessLog, AccessFailureLog):
     rescope(_model, mixin=_AxesScope)
+
+
+class _SuperuserOnlyScope(TenantScopedAdminMixin):
+    """Rows of no one tenant that can name every tenant's work (the task worker's results
+    carry webhook delivery ids): superusers only."""
+
+    tenant_path = None
+    superuser_only = True
+
+
+rescope(DBTaskResult, mixin=_SuperuserOnlyScope)
+
+
+from . import webhook_admin  # noqa: E402, F401 - registers the webhook endpoints

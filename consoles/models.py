@@ -290,3 +290,114 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+# --- Webhooks: endpoints, the outbox of decision events, deliveries -------------------------
+
+WEBHOOK_EVENTS = (
+    "flag.approved", "flag.rejected", "flag.reopened", "capture.labelled",
+    "case.gold_promoted", "proposal.accepted", "proposal.rejected", "bank.rebuilt",
+)
+
+
+class WebhookEndpoint(models.Model):
+    """Where an application's decisions are posted, signed with the endpoint's secret.
+
+    The secret is kept in clear (unlike API tokens, which we only verify): the
+    console must compute the HMAC of every delivery with it. It is shown to the
+    admin once, when the endpoint is created.
+    """
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="webhook_endpoints")
+    url = models.URLField(max_length=2000)
+    events = models.JSONField(help_text="Event types delivered to this endpoint.")
+    secret = models.CharField(max_length=64, editable=False)
+    is_active = models.BooleanField(default=True)
+    # When deliveries started failing without a success since; 24 hours of it disables the endpoint.
+    failing_since = models.DateTimeField(null=True, blank=True, editable=False)
+    disabled_at = models.DateTimeField(null=True, blank=True, editable=False)
+    disabled_reason = models.CharField(max_length=300, blank=True, editable=False)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL,
+                                   related_name="+", editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["application", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(url__startswith="http://") | Q(url__startswith="https://"),
+                name="%(app_label)s_%(class)s_http_url",
+                violation_error_code="webhook_url_scheme",
+                violation_error_message="Use an http:// or https:// URL.",
+            ),
+            models.CheckConstraint(
+                condition=~Q(secret=""),
+                name="%(app_label)s_%(class)s_secret_required",
+                violation_error_code="webhook_secret_required",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.url} ({self.application.slug})"
+
+
+class WebhookEvent(models.Model):
+    """The outbox: one decision event, written in the decision's own transaction."""
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
+    event_id = models.CharField(max_length=40, unique=True)
+    type = models.CharField(max_length=32)
+    occurred_at = models.DateTimeField()
+    data = models.JSONField()
+
+    class Meta:
+        ordering = ["-occurred_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(type__in=WEBHOOK_EVENTS),
+                name="%(app_label)s_%(class)s_type_known",
+                violation_error_code="webhook_event_type",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.type} {self.event_id}"
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RETRYING = "retrying", "Retrying"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed (gave up)"
+
+
+class WebhookDelivery(models.Model):
+    """One event to one endpoint: its attempts so far and their last outcome."""
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey(WebhookEvent, on_delete=models.CASCADE, related_name="deliveries")
+    status = models.CharField(max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_status_code = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["endpoint", "-created_at", "-id"], name="webhook_delivery_log")]
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "event"], name="%(app_label)s_%(class)s_once_per_endpoint",
+                                    violation_error_code="duplicate_delivery"),
+            models.CheckConstraint(
+                condition=Q(status__in=DeliveryStatus.values),
+                name="%(app_label)s_%(class)s_status_known",
+                violation_error_code="webhook_delivery_status",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_id} -> {self.endpoint_id}: {self.status}"

@@ -61,7 +61,17 @@ INSTALLED_APPS = [
     "exemplars",
     "overview",
     "axes",
+    "django_tasks_db",
 ]
+
+# Background work (webhook deliveries) runs through Django's Tasks framework on
+# django-tasks-db's database backend: the queue is a table of this database, so
+# several app servers on one PostgreSQL share it; `manage.py db_worker` runs it
+# (`make run` starts one beside the server).
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+# Webhook URLs to loopback / private / link-local addresses: refused in
+# production (SSRF), allowed under DEBUG so `make run` can post to a local receiver.
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", DEBUG)
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -11,3 +11,10 @@ from .settings import *  # noqa: F403
 # gives a password to hundreds of users. MD5 is unsafe for real passwords and fine
 # for throwaway test users; only the cost differs, not what a login checks.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Tasks are recorded, not run: a test runs a delivery itself (or the real
+# database worker, in the one test that proves that path).
+TASKS = {
+    "default": {"BACKEND": "django.tasks.backends.dummy.DummyBackend"},
+    "database": {"BACKEND": "django_tasks_db.DatabaseBackend"},
+}

@@ -42,4 +42,5 @@ urlpatterns = [
     path("a/<slug:app_slug>/teaching/", include("teaching.urls")),
     path("a/<slug:app_slug>/bank/", include("exemplars.urls")),
     path("a/<slug:app_slug>/overview/", include("overview.urls")),
+    path("a/<slug:app_slug>/webhooks/", include("consoles.webhook_urls")),
 ]

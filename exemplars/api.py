@@ -3,18 +3,31 @@
 Thin: parse (ninja schema) -> tenant (Principal) -> services.score -> serialise.
 """
 
+import base64
+import binascii
+import json
 from typing import Literal
 
 from django.http import HttpRequest
-from ninja import Field, Router, Schema
+from ninja import Field, Path, Query, Router, Schema
 from pydantic import ConfigDict
 
 from consoles.access import Principal
-from consoles.api import WRITE_ERRORS
+from consoles.api import CURSOR_QUERY, ERRORS, WRITE_ERRORS
+from consoles.errors import InvalidInput, NotFound
 from consoles.models import Role
 from consoles.schemas import Probability, StrictIn
 
-from .services import MAX_AXES, MAX_SCORE_TEXT, score
+from .models import MAX_DIM, DetectorProfile
+from .selectors import exemplar_page, profile_get
+from .services import (
+    MAX_AXES,
+    MAX_SCORE_TEXT,
+    MAX_VECTORS_PER_UPLOAD,
+    is_external,
+    score,
+    vectors_upload,
+)
 
 router = Router(tags=["exemplar bank"])
 
@@ -37,6 +50,11 @@ class ScoreIn(StrictIn):  # unknown fields and NUL in text: 422 naming the field
     application_id: str | None = Field(
         None, description="The application's slug: optional with an application token (must match), "
         "required with a personal token or a session."
+    )
+    embedding: list[float] | None = Field(
+        None, max_length=MAX_DIM,
+        description="The query's vector in the detector's own space: required for a profile whose embedder "
+        "is `external` (its dimension), refused for the others. Normalised by the console.",
     )
 
 
@@ -64,6 +82,10 @@ class BankOut(Schema):
     tau: float = Field(description="The cosine similarity a match needs.")
     version: str | None = Field(None, description="The bank version consulted; absent when the bank is off "
                                 "or not built yet.")
+    missing_vectors: int | None = Field(
+        None, description="External profiles: approved exemplars the detector has not uploaded a vector for "
+        "(not in the bank). Absent for console-embedded profiles and when the bank was not consulted.",
+    )
 
 
 class ScoreOut(Schema):
@@ -91,5 +113,115 @@ def score_endpoint(request: HttpRequest, payload: ScoreIn):
     result = score(
         application=application, detector=payload.detector, region=payload.region, text=payload.text,
         axis_energy={axis: (e.p_detector, e.threshold) for axis, e in payload.axis_energy.items()},
+        embedding=payload.embedding,
     )
+    return result.as_dict()
+
+
+# --- Detector-owned embeddings -------------------------------------------------------------
+
+PROFILE_PATH = Path(description="The detector profile's name (its `detector` in /score).")
+APPLICATION_QUERY = Query(None, description="The application's slug: optional with an application token, "
+                          "required with a personal token or a session.")
+
+
+def _external_profile(request: HttpRequest, name: str, application_id: str | None, role: str) -> DetectorProfile:
+    principal: Principal = request.auth
+    application = principal.application_for(application_id, role=role)
+    profile = profile_get(application=application, name=name) if "\x00" not in name else None
+    if profile is None:
+        raise NotFound(f"No detector profile {name!r} in this application.", fields={"profile": "unknown"})
+    if not is_external(profile):
+        raise InvalidInput(f"Detector {name!r} is embedded by the console; it has no detector-owned vectors.",
+                           code="not_external", fields={"profile": "its embedder is not external"})
+    return profile
+
+
+def _encode_cursor(profile: DetectorProfile, missing: bool, after: str) -> str:
+    raw = json.dumps(["exemplars", profile.pk, missing, after], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str, profile: DetectorProfile, missing: bool) -> str | None:
+    """The flag a page starts after; a cursor of another list or filter starts over."""
+    try:
+        scope, pk, was_missing, after = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, TypeError, binascii.Error):
+        raise InvalidInput("Invalid cursor.", fields={"cursor": "invalid"}) from None
+    if scope != "exemplars" or not isinstance(after, str):
+        raise InvalidInput("Invalid cursor.", fields={"cursor": "invalid"})
+    return after if (pk, was_missing) == (profile.pk, missing) else None
+
+
+class ExemplarOut(Schema):
+    exemplar_id: str = Field(description="Upload its vector under this id. A corrected text is a new id.")
+    flag_id: str = Field(description="The approved flag it comes from.")
+    source: Literal["flag", "twin"] = Field(description="The flag's own text, or its contrastive benign twin.")
+    region: Literal["prompt", "answer"] = Field(description="Whose text it is (embed it as the detector would).")
+    text: str = Field(description="The text to embed.")
+    has_vector: bool = Field(description="Whether a vector is stored for it.")
+
+
+class ExemplarPageOut(Schema):
+    items: list[ExemplarOut] = Field(description="At most `limit` exemplars, in flag order.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")
+
+
+@router.get("/bank/{profile}/exemplars", response={200: ExemplarPageOut, **ERRORS},
+            summary="The exemplars of an external profile's bank (what the detector must embed)")
+def exemplar_list(
+    request: HttpRequest,
+    profile: str = PROFILE_PATH,
+    missing: bool = Query(False, description="Only exemplars with no vector yet."),
+    cursor: str | None = CURSOR_QUERY,
+    limit: int = Query(200, ge=2, le=1000, description="Exemplars per page."),
+    application_id: str | None = APPLICATION_QUERY,
+):
+    """The texts of the approved flags (and their benign twins) whose axis the profile has, in flag
+    order. Embed each `text` with the detector's own function and upload the vectors with
+    `PUT .../vectors`. Follow `next_cursor`; no total is computed.
+
+    The application's token, or a member's personal token or session naming `application_id`.
+    """
+    row = _external_profile(request, profile, application_id, Role.VIEWER)
+    after = _decode_cursor(cursor, row, missing) if cursor else None
+    page = exemplar_page(profile=row, missing=missing, after=after, limit=limit)
+    return {
+        "items": [e.__dict__ for e in page.items],
+        "next_cursor": _encode_cursor(row, missing, page.next_after) if page.next_after else None,
+    }
+
+
+class VectorIn(StrictIn):
+    exemplar_id: str = Field(max_length=40, description="From `GET .../exemplars`.")
+    vector: list[float] = Field(max_length=MAX_DIM, description="`dim` finite numbers, not all zero.")
+
+
+class VectorsIn(StrictIn):
+    dim: int = Field(ge=1, le=MAX_DIM, description="The vectors' size: fixed by the profile's first upload.")
+    vectors: list[VectorIn] = Field(min_length=1, max_length=MAX_VECTORS_PER_UPLOAD,
+                                    description=f"1 to {MAX_VECTORS_PER_UPLOAD} vectors.")
+
+
+class VectorsOut(Schema):
+    detector: str = Field(description="The profile.")
+    dim: int = Field(description="The profile's dimension.")
+    created: int = Field(description="Vectors stored for the first time.")
+    updated: int = Field(description="Vectors that replaced a different one.")
+    unchanged: int = Field(description="Vectors equal to the stored one (after normalisation).")
+
+
+@router.put("/bank/{profile}/vectors", response={200: VectorsOut, **WRITE_ERRORS},
+            summary="Upload the detector's own vectors of exemplars of an external profile")
+def vectors_put(request: HttpRequest, payload: VectorsIn, profile: str = PROFILE_PATH,
+                application_id: str | None = APPLICATION_QUERY):
+    """Each vector is normalised to the unit sphere and stored under its exemplar; all or none
+    of a request are stored. A new or changed vector makes a new bank version. 422 naming the
+    field for an unknown exemplar, a wrong size, a non-finite number or an all-zero vector.
+
+    The application's token, or a curator's personal token or session naming `application_id`.
+    """
+    row = _external_profile(request, profile, application_id, Role.CURATOR)
+    result = vectors_upload(profile=row, dim=payload.dim,
+                            vectors=[{"exemplar_id": v.exemplar_id, "vector": v.vector} for v in payload.vectors])
     return result.as_dict()

@@ -20,7 +20,7 @@ p stays within [0, 1].
 
 import hashlib
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -60,6 +60,45 @@ class FlagRow:
             "" if self.weight is None else repr(float(self.weight)),
         ]
         return hashlib.sha256("\x1f".join(parts).encode()).digest()
+
+
+def exemplar_id(public_id: str, kind: int, text: str) -> str:
+    """The id of one exemplar: its flag, its side (the flag's text or its twin) and its text.
+
+    A corrected text gives a new id, so the detector's old vector no longer
+    counts and the exemplar is listed as missing again.
+    """
+    side = "f" if kind == KIND_FLAG else "t"
+    return f"{public_id}-{side}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+
+
+@dataclass(frozen=True)
+class ExternalVectors:
+    """A detector-owned embedding: the vectors it uploaded, by exemplar id.
+
+    Stands where an embedder would in `build_index`; `vectors` may hold only
+    the ids `digests` names (None while only the version is being checked).
+    """
+
+    id: str
+    dim: int
+    digests: Mapping[str, bytes]
+    vectors: Mapping[str, np.ndarray] | None = None
+
+    def flag_digest(self, row: FlagRow) -> tuple[bytes, int]:
+        """The flag's digest extended by its exemplars' vector digests, and how many have none."""
+        h = hashlib.sha256(row.digest())
+        missing = 0
+        for kind, text in ((KIND_FLAG, row.text), (KIND_TWIN, row.twin_text)):
+            if not text.strip():
+                continue
+            digest = self.digests.get(exemplar_id(row.public_id, kind, text))
+            if digest is None:
+                missing += 1
+                h.update(b"-")
+            else:
+                h.update(digest)
+        return h.digest(), missing
 
 
 def bank_version(embedder_id: str, public_ids: Sequence[str], digests: Sequence[bytes]) -> str:
@@ -144,6 +183,8 @@ class BankIndex:
     flag_pk: np.ndarray  # int64, sorted by public id
     flag_public_id: list[str]
     flag_digest: np.ndarray  # (flags, 32) uint8
+    # External profiles: per flag, how many of its exemplars have no vector yet.
+    flag_missing: np.ndarray | None = None
     _blocks: dict[tuple[str, str], _Block] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -176,6 +217,11 @@ class BankIndex:
     @property
     def flag_count(self) -> int:
         return len(self.flag_public_id)
+
+    @property
+    def missing(self) -> int:
+        """Approved exemplars left out because the detector uploaded no vector for them."""
+        return 0 if self.flag_missing is None else int(self.flag_missing.sum())
 
     def stats(self) -> dict:
         """Exemplars per axis, region and side: {axis: {region: {"danger", "benign", "twins"}}}."""
@@ -255,6 +301,7 @@ class BankIndex:
             flag_pk=self.flag_pk[keep_flag],
             flag_public_id=public_ids,
             flag_digest=digests,
+            flag_missing=None if self.flag_missing is None else self.flag_missing[keep_flag],
         )
         return index, int(len(keep_row) - keep_row.sum())
 
@@ -262,8 +309,9 @@ class BankIndex:
 
     def to_bytes(self) -> bytes:
         buffer = io.BytesIO()
+        extra = {} if self.flag_missing is None else {"flag_missing": self.flag_missing}
         np.savez(
-            buffer,
+            buffer, **extra,
             vectors=self.vectors, row_flag=self.row_flag, row_region=self.row_region, row_axis=self.row_axis,
             row_side=self.row_side, row_kind=self.row_kind, row_weight=self.row_weight, flag_pk=self.flag_pk,
             flag_public_id=np.array(self.flag_public_id, dtype="U32"), flag_digest=self.flag_digest,
@@ -283,6 +331,7 @@ class BankIndex:
                 row_side=arrays["row_side"], row_kind=arrays["row_kind"], row_weight=arrays["row_weight"],
                 flag_pk=arrays["flag_pk"], flag_public_id=arrays["flag_public_id"].tolist(),
                 flag_digest=arrays["flag_digest"],
+                flag_missing=arrays["flag_missing"] if "flag_missing" in arrays.files else None,
             )
 
     def flag_pks_bytes(self) -> bytes:
@@ -293,30 +342,59 @@ def flag_pks_from_bytes(data: bytes) -> np.ndarray:
     return np.frombuffer(bytes(data), dtype="<i8")
 
 
+def bank_flags(rows: Iterable[FlagRow], axes: Sequence[str]) -> list[FlagRow]:
+    """The rows a bank of these axes holds, in the bank's order (by public id)."""
+    wanted = set(axes)
+    return sorted((r for r in rows if r.axis in wanted and r.region in REGIONS), key=lambda r: r.public_id)
+
+
+def flag_digests(flags: Sequence[FlagRow], embedder) -> tuple[list[bytes], np.ndarray | None]:
+    """What the version hashes per flag (and, for external vectors, how many of its exemplars lack one)."""
+    if isinstance(embedder, ExternalVectors):
+        pairs = [embedder.flag_digest(r) for r in flags]
+        return [d for d, _ in pairs], np.array([m for _, m in pairs], dtype=np.int8)
+    return [r.digest() for r in flags], None
+
+
 def build_index(rows: Sequence[FlagRow], *, axes: Sequence[str], embedder, version: str | None = None) -> BankIndex:
     """Embed what each flag contributes and lay the rows out by (region, axis, side).
 
     `rows` are the approved flags whose axis is in `axes`; others are ignored.
+    With `ExternalVectors` as the embedder nothing is embedded: each exemplar
+    takes the detector's vector, and one without a vector is left out (counted).
     """
     axis_index = {axis: i for i, axis in enumerate(axes)}
-    flags = sorted((r for r in rows if r.axis in axis_index and r.region in REGIONS), key=lambda r: r.public_id)
-    digests = [r.digest() for r in flags]
+    flags = bank_flags(rows, axes)
+    digests, flag_missing = flag_digests(flags, embedder)
     if version is None:
         version = bank_version(embedder.id, [r.public_id for r in flags], digests)
+    external = embedder.vectors if isinstance(embedder, ExternalVectors) else None
     region_index = {region: i for i, region in enumerate(REGIONS)}
     texts: list[str] = []
+    found: list[np.ndarray] = []
     meta: list[tuple[int, int, int, int, int, float]] = []  # region, axis, side, flag, kind, weight
     for i, row in enumerate(flags):
         region, axis = region_index[row.region], axis_index[row.axis]
-        if row.text.strip():
-            texts.append(row.text)
-            meta.append((region, axis, SIDE_BY_VERDICT[row.verdict], i, KIND_FLAG, 1.0))
-        if row.twin_text.strip():
-            weight = 1.0 if row.weight is None else float(row.weight)
-            texts.append(row.twin_text)
-            meta.append((region, axis, BENIGN, i, KIND_TWIN, weight))
+        for kind, text in ((KIND_FLAG, row.text), (KIND_TWIN, row.twin_text)):
+            if not text.strip():
+                continue
+            if external is not None:
+                vector = external.get(exemplar_id(row.public_id, kind, text))
+                if vector is None:
+                    continue  # counted in flag_missing
+                found.append(vector)
+            else:
+                texts.append(text)
+            if kind == KIND_FLAG:
+                meta.append((region, axis, SIDE_BY_VERDICT[row.verdict], i, KIND_FLAG, 1.0))
+            else:
+                weight = 1.0 if row.weight is None else float(row.weight)
+                meta.append((region, axis, BENIGN, i, KIND_TWIN, weight))
     order = sorted(range(len(meta)), key=lambda k: meta[k][:5])
-    vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+    if external is not None:
+        vectors = np.stack(found).astype(np.float32) if found else np.zeros((0, embedder.dim), dtype=np.float32)
+    else:
+        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
     table = np.array([meta[k] for k in order], dtype=np.float64).reshape(len(order), 6)
     return BankIndex(
         version=version,
@@ -332,4 +410,5 @@ def build_index(rows: Sequence[FlagRow], *, axes: Sequence[str], embedder, versi
         flag_pk=np.array([r.pk for r in flags], dtype=np.int64),
         flag_public_id=[r.public_id for r in flags],
         flag_digest=np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(len(digests), 32),
+        flag_missing=flag_missing,
     )

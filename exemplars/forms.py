@@ -5,7 +5,7 @@ from django import forms
 from consoles.text import humanise
 from feedback.models import Region
 
-from .models import DEFAULT_TAU
+from .models import DEFAULT_TAU, Embedder
 from .services import MAX_SCORE_TEXT
 
 
@@ -24,6 +24,10 @@ class SettingsForm(forms.Form):
 class ProfileForm(forms.Form):
     name = forms.CharField(max_length=64, help_text="What the runtime sends as detector.")
     axes = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="The detector's axes.")
+    embedder = forms.ChoiceField(
+        choices=Embedder.choices, initial=Embedder.CONSOLE, required=False,
+        help_text="External: the detector uploads its own vectors and sends the query's with each score.",
+    )
 
     def __init__(self, *args, application, **kwargs) -> None:
         super().__init__(*args, **kwargs)

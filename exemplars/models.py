@@ -15,6 +15,15 @@ from consoles.models import Application
 
 DEFAULT_TAU = 0.88
 NAME_REGEX = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+MAX_DIM = 4096
+# `<flag public id>-<f|t>-<12 hex of the text's SHA-256>`: the flag and side are
+# read from the id alone, and a corrected text is a new exemplar (a new id).
+EXEMPLAR_ID_REGEX = r"^fb_[0-9a-f]{16}-[ft]-[0-9a-f]{12}$"
+
+
+class Embedder(models.TextChoices):
+    CONSOLE = "console", "The console embeds (EXEMPLAR_EMBEDDER)"
+    EXTERNAL = "external", "External: the detector uploads its own vectors"
 
 
 class BankSettings(models.Model):
@@ -64,12 +73,33 @@ class DetectorProfile(models.Model):
     application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="detector_profiles")
     name = models.CharField(max_length=64, help_text="What the runtime sends as `detector`.")
     axes = models.JSONField(help_text="The detector's axes: a non-empty list of the application's axes.")
+    embedder = models.CharField(
+        max_length=16, choices=Embedder.choices, default=Embedder.CONSOLE,
+        help_text="External: the console never embeds; the detector uploads a vector per exemplar "
+                  "and sends the query's vector with each score.",
+    )
+    # Fixed by the first upload of an external profile: every vector and query has this size.
+    dim = models.PositiveIntegerField(null=True, blank=True, editable=False)
+    # Bumped in the transaction of every upload that stored a new or changed vector:
+    # the cheap signal (read with every score) that the bank's version must be re-checked.
+    vector_generation = models.PositiveBigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["application", "name"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(embedder__in=["console", "external"]),
+                name="%(app_label)s_%(class)s_embedder_known",
+                violation_error_code="profile_embedder",
+            ),
+            models.CheckConstraint(
+                condition=Q(dim__isnull=True) | Q(embedder="external", dim__gte=1, dim__lte=MAX_DIM),
+                name="%(app_label)s_%(class)s_dim_external_only",
+                violation_error_code="profile_dim",
+                violation_error_message=f"Only an external profile has a dimension (1 to {MAX_DIM}).",
+            ),
             models.UniqueConstraint(
                 fields=["application", "name"],
                 name="%(app_label)s_%(class)s_unique_name",
@@ -125,6 +155,9 @@ class BankBuild(models.Model):
     skipped_flag_count = models.PositiveIntegerField(
         default=0, help_text="Approved flags whose axis this profile lacks (not in this bank)."
     )
+    missing_vector_count = models.PositiveIntegerField(
+        default=0, help_text="External profiles: approved exemplars the detector has not uploaded a vector for."
+    )
     stats = models.JSONField(default=dict, blank=True, help_text="Exemplars per axis, region and side.")
     payload = models.BinaryField()
     flag_pks = models.BinaryField()
@@ -153,3 +186,43 @@ class BankBuild(models.Model):
 
     def __str__(self) -> str:
         return f"bank {self.version[:12]} of {self.profile_id} ({self.exemplar_count} exemplars)"
+
+
+class ExemplarVector(models.Model):
+    """The detector's own vector of one exemplar of an external profile.
+
+    Stored as little-endian float32 bytes, already on the unit sphere, with
+    the SHA-256 of those bytes (the bank version is computed from digests
+    without reading the vectors). `flag` lets erasure and purge remove a
+    subject's vectors with the flags.
+    """
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+")
+    profile = models.ForeignKey(DetectorProfile, on_delete=models.CASCADE, related_name="vectors")
+    flag = models.ForeignKey("feedback.Flag", on_delete=models.CASCADE, related_name="+")
+    exemplar_id = models.CharField(max_length=40)
+    vector = models.BinaryField()
+    digest = models.CharField(max_length=64)
+    updated_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["profile", "exemplar_id"],
+                name="%(app_label)s_%(class)s_one_per_exemplar",
+                violation_error_code="duplicate_vector",
+            ),
+            models.CheckConstraint(
+                condition=Q(exemplar_id__regex=EXEMPLAR_ID_REGEX),
+                name="%(app_label)s_%(class)s_exemplar_id_format",
+                violation_error_code="exemplar_id_format",
+            ),
+            models.CheckConstraint(
+                condition=Q(digest__regex=r"^[0-9a-f]{64}$"),
+                name="%(app_label)s_%(class)s_digest_sha256",
+                violation_error_code="vector_digest_format",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"vector of {self.exemplar_id} ({self.profile_id})"

@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from consoles.models import Application
 from feedback.selectors import approved_set_marker_sql
 
-from .models import BankBuild, BankSettings, DetectorProfile
+from .models import BankBuild, BankSettings, DetectorProfile, ExemplarVector
 
 
 def bank_settings_get(*, application: Application) -> BankSettings:
@@ -65,7 +65,8 @@ def score_context(*, application: Application, name: str) -> ScoreContext | None
     """
     profiles, bank_settings = DetectorProfile._meta.db_table, BankSettings._meta.db_table
     sql = (
-        f"SELECT p.id, p.axes, s.id, s.enabled, s.tau, s.generation, {approved_set_marker_sql('p.application_id')} "  # noqa: S608
+        "SELECT p.id, p.axes, p.embedder, p.dim, p.vector_generation, s.id, s.enabled, s.tau, s.generation, "  # noqa: S608
+        f"{approved_set_marker_sql('p.application_id')} "
         f"FROM {profiles} p LEFT JOIN {bank_settings} s ON s.application_id = p.application_id "
         "WHERE p.application_id = %s AND p.name = %s"
     )
@@ -74,12 +75,87 @@ def score_context(*, application: Application, name: str) -> ScoreContext | None
         row = cursor.fetchone()
     if row is None:
         return None
-    profile_pk, axes, settings_pk, enabled, tau, generation, latest_approved, latest_review = row
+    (profile_pk, axes, embedder, dim, vector_generation, settings_pk, enabled, tau, generation,
+     latest_approved, latest_review) = row
     profile = DetectorProfile(pk=profile_pk, application=application, name=name,
-                              axes=json.loads(axes) if isinstance(axes, str | bytes) else axes)
+                              axes=json.loads(axes) if isinstance(axes, str | bytes) else axes,
+                              embedder=embedder, dim=dim, vector_generation=int(vector_generation))
     if settings_pk is None:
         settings_row = BankSettings(application=application)
     else:
         settings_row = BankSettings(pk=settings_pk, application=application, enabled=bool(enabled), tau=float(tau),
                                     generation=int(generation))
     return ScoreContext(profile=profile, bank_settings=settings_row, marker=(latest_approved, latest_review))
+
+
+# --- Detector-owned vectors -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Exemplar:
+    """One text of an external profile's bank the detector embeds."""
+
+    exemplar_id: str
+    flag_id: str
+    source: str  # "flag" | "twin"
+    region: str
+    text: str
+    has_vector: bool
+
+
+@dataclass(frozen=True)
+class ExemplarPage:
+    items: list[Exemplar]
+    next_after: str | None  # the last flag read, when more may follow
+
+
+EXEMPLAR_SCAN_CHUNK = 500
+
+
+def exemplar_page(
+    *, profile: DetectorProfile, missing: bool, after: str | None, limit: int
+) -> ExemplarPage:
+    """The exemplars of `profile`'s bank in flag order after the flag `after`
+    (only those without a vector when `missing`): at most `limit`, never
+    splitting a flag's two exemplars across pages, so the key (a flag's public
+    id) is all a cursor needs. Reads flags in chunks: a page of missing
+    exemplars costs a scan up to the next `limit` of them, not the whole set.
+    """
+    from feedback.models import Region
+    from feedback.selectors import approved_bank_rows
+
+    from .bank import KIND_FLAG, KIND_TWIN, exemplar_id
+
+    items: list[Exemplar] = []
+    cursor = after
+    while True:
+        rows = list(approved_bank_rows(application=profile.application, axes=profile.axes, after=cursor,
+                                       limit=EXEMPLAR_SCAN_CHUNK))
+        if not rows:
+            return ExemplarPage(items, None)
+        candidates: list[tuple[str, list[Exemplar]]] = []
+        for _pk, public_id, region, _axis, _verdict, prompt, answer, twin_prompt, twin_answer, _weight in rows:
+            text, twin = (prompt, twin_prompt) if region == Region.PROMPT else (answer, twin_answer)
+            ours = [
+                Exemplar(exemplar_id(public_id, kind, value), public_id, "flag" if kind == KIND_FLAG else "twin",
+                         region, value, False)
+                for kind, value in ((KIND_FLAG, text), (KIND_TWIN, twin)) if value.strip()
+            ]
+            candidates.append((public_id, ours))
+        stored = set(
+            ExemplarVector.objects.filter(
+                profile_id=profile.pk, exemplar_id__in=[e.exemplar_id for _, ours in candidates for e in ours],
+            ).values_list("exemplar_id", flat=True)
+        )
+        for public_id, ours in candidates:
+            ours = [Exemplar(**{**e.__dict__, "has_vector": e.exemplar_id in stored}) for e in ours]
+            if missing:
+                ours = [e for e in ours if not e.has_vector]
+            if items and len(items) + len(ours) > limit:
+                return ExemplarPage(items, cursor)
+            items.extend(ours)
+            cursor = public_id
+            if len(items) == limit:
+                return ExemplarPage(items, cursor)
+        if len(rows) < EXEMPLAR_SCAN_CHUNK:
+            return ExemplarPage(items, None)

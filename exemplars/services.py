@@ -9,9 +9,10 @@ set read and hashed, and only when that version changed is anything embedded.
 """
 
 import hashlib
+import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from django.conf import settings as django_settings
@@ -21,27 +22,35 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from consoles import webhooks
 from consoles.errors import Conflict, InvalidInput
 from consoles.models import Application
 from feedback import selectors as feedback_selectors
 from feedback.models import Region
 
 from .bank import (
+    KIND_FLAG,
+    KIND_TWIN,
     AxisScore,
     BankIndex,
+    ExternalVectors,
     FlagRow,
     adjust,
     bank_version,
     build_index,
     detector_only,
+    exemplar_id,
+    flag_digests,
     flag_pks_from_bytes,
 )
 from .embedding import Embedder, get_embedder
-from .models import BankBuild, BankSettings, DetectorProfile
+from .models import MAX_DIM, BankBuild, BankSettings, DetectorProfile, ExemplarVector
+from .models import Embedder as EmbedderChoice
 from .selectors import ScoreContext, bank_settings_get, score_context
 
 MAX_SCORE_TEXT = 32_000  # characters; longer inputs are refused with 422
 MAX_AXES = 64
+MAX_VECTORS_PER_UPLOAD = 1000
 
 
 def embedder() -> Embedder:
@@ -89,13 +98,30 @@ def _duplicate_profile(name: str) -> Conflict:
 
 
 def profile_save(
-    *, application: Application, name: str, axes: object, profile: DetectorProfile | None = None
+    *, application: Application, name: str, axes: object, profile: DetectorProfile | None = None,
+    embedder: str | None = None,
 ) -> DetectorProfile:
-    """Create a detector profile, or rename / change the axes of `profile`."""
+    """Create a detector profile, or rename / change the axes of `profile`.
+
+    `embedder` (None: keep, or `console` for a new profile) may change only
+    while an external profile holds no vectors: its vectors and dimension
+    belong to the detector's embedding, not the console's.
+    """
     name = (name or "").strip()
     row = profile or DetectorProfile(application=application)
     if row.application_id != application.pk:
         raise InvalidInput("This profile belongs to another application.", fields={"name": "unknown profile"})
+    if embedder is not None and embedder != row.embedder:
+        if embedder not in EmbedderChoice.values:
+            raise InvalidInput(f"Use one of {', '.join(EmbedderChoice.values)}.",
+                               fields={"embedder": f"one of {', '.join(EmbedderChoice.values)}"})
+        if row.pk and row.dim is not None:
+            raise Conflict(
+                "This profile already holds the detector's vectors; delete it and add it again to change "
+                "its embedder.", code="embedder_locked",
+                fields={"embedder": "fixed once vectors were uploaded"},
+            )
+        row.embedder = embedder
     row.name, row.axes = name, _clean_axes(application, axes)
     try:
         row.full_clean()
@@ -156,6 +182,7 @@ def bank_fingerprint(
         embedder_id, str(profile.application_id), str(profile.pk), profile.name, ",".join(sorted(profile.axes)),
         str(bank_settings.generation),
         str(latest_approved), str(latest_review),
+        profile.embedder, str(profile.dim), str(profile.vector_generation),
     ])
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -182,17 +209,45 @@ class BankState:
     seconds: float = 0.0
 
 
+def is_external(profile: DetectorProfile) -> bool:
+    return profile.embedder == EmbedderChoice.EXTERNAL
+
+
+def embedder_id(profile: DetectorProfile) -> str:
+    """The id of the profile's embedding function, part of its bank's version."""
+    if is_external(profile):
+        return f"external/d{profile.dim or 0}"
+    return embedder().id
+
+
+def _vector_digests(profile: DetectorProfile) -> dict[str, bytes]:
+    return {
+        eid: bytes.fromhex(digest)
+        for eid, digest in ExemplarVector.objects.filter(profile_id=profile.pk)
+        .values_list("exemplar_id", "digest").iterator(chunk_size=5000)
+    }
+
+
+def _vectors(profile: DetectorProfile) -> dict[str, np.ndarray]:
+    return {
+        eid: np.frombuffer(bytes(vector), dtype="<f4")
+        for eid, vector in ExemplarVector.objects.filter(profile_id=profile.pk)
+        .values_list("exemplar_id", "vector").iterator(chunk_size=5000)
+    }
+
+
 def bank_load(
     *, profile: DetectorProfile, bank_settings: BankSettings | None = None, marker: tuple | None = None
 ) -> BankState:
     """The profile's current bank: from memory, else from the database, else built.
 
-    Built only when the version (embedder + approved set) differs from the
-    stored one; the fingerprint check keeps the common case to two index lookups.
+    Built only when the version (embedder + approved set, and for an external
+    profile the digests of its vectors) differs from the stored one; the
+    fingerprint check keeps the common case to two index lookups.
     """
     bank_settings = bank_settings or bank_settings_get(application=profile.application)
-    emb = embedder()
-    fingerprint = bank_fingerprint(profile=profile, bank_settings=bank_settings, embedder_id=emb.id, marker=marker)
+    emb_id = embedder_id(profile)
+    fingerprint = bank_fingerprint(profile=profile, bank_settings=bank_settings, embedder_id=emb_id, marker=marker)
     cached = _cache.get(profile.pk)
     if cached is not None and cached.fingerprint == fingerprint:
         return BankState(cached.index, built=False)
@@ -203,19 +258,25 @@ def bank_load(
         stored = (
             BankBuild.objects.filter(profile=profile).only("pk", "version", "fingerprint", "embedder").first()
         )
-        if stored is not None and stored.fingerprint == fingerprint and stored.embedder == emb.id:
+        if stored is not None and stored.fingerprint == fingerprint and stored.embedder == emb_id:
             # Another process (or a rebuild command) already checked this state.
             index = cached.index if cached and cached.index.version == stored.version else _read(stored)
             _cache[profile.pk] = _Loaded(fingerprint, index)
             return BankState(index, built=False)
         rows = _approved_rows(profile)
-        version = bank_version(emb.id, [r.public_id for r in rows], [r.digest() for r in rows])
+        if is_external(profile):
+            emb = ExternalVectors(id=emb_id, dim=profile.dim or 0, digests=_vector_digests(profile))
+        else:
+            emb = embedder()
+        version = bank_version(emb.id, [r.public_id for r in rows], flag_digests(rows, emb)[0])
         if cached is not None and cached.index.version == version:
             index = cached.index
         elif stored is not None and stored.version == version:
             index = _read(stored)
         else:
             started = time.perf_counter()
+            if isinstance(emb, ExternalVectors):
+                emb = replace(emb, vectors=_vectors(profile))
             index = build_index(rows, axes=profile.axes, embedder=emb, version=version)
             seconds = time.perf_counter() - started
             _store(profile, index, fingerprint, seconds)
@@ -236,12 +297,13 @@ def _store(profile: DetectorProfile, index: BankIndex, fingerprint: str, seconds
     values = {
         "application": profile.application, "version": index.version, "embedder": index.embedder_id,
         "fingerprint": fingerprint, "exemplar_count": index.size, "flag_count": index.flag_count,
-        "skipped_flag_count": skipped, "stats": index.stats(), "payload": index.to_bytes(),
+        "skipped_flag_count": skipped, "missing_vector_count": index.missing, "stats": index.stats(), "payload": index.to_bytes(),
         "flag_pks": index.flag_pks_bytes(), "built_at": timezone.now(), "build_seconds": round(seconds, 4),
     }
     with transaction.atomic():
         # Two processes building the same version write the same bytes: last one wins.
         BankBuild.objects.update_or_create(profile=profile, defaults=values)
+        webhooks.event_record(application=profile.application_id, type="bank.rebuilt", data={"detector": profile.name, "version": index.version, "exemplars": index.size, "missing_vectors": index.missing})  # noqa: E501
 
 
 def bank_rebuild(*, profile: DetectorProfile) -> BankState:
@@ -260,6 +322,7 @@ class ScoreResult:
     tau: float
     version: str | None
     axes: dict[str, AxisScore]
+    missing_vectors: int | None = None  # external profiles, when the bank was consulted
 
     def as_dict(self) -> dict:
         axes = {}
@@ -271,12 +334,41 @@ class ScoreResult:
         bank = {"enabled": self.enabled, "tau": self.tau}
         if self.version:
             bank["version"] = self.version
+        if self.missing_vectors is not None:
+            bank["missing_vectors"] = self.missing_vectors
         return {"detector": self.profile.name, "region": self.region, "bank": bank, "axis_energy": axes}
 
 
+def unit_vector(values: object, *, dim: int | None, field: str, errors: dict[str, str]) -> np.ndarray | None:
+    """`values` as a float32 unit vector, or None with the reason in `errors[field]`.
+
+    Finite numbers only (JSON parsers accept NaN and Infinity), the profile's
+    dimension once it has one, not all zeros (no direction to normalise).
+    """
+    if not isinstance(values, list | tuple) or not values:
+        errors[field] = "A non-empty list of numbers."
+        return None
+    if len(values) > MAX_DIM:
+        errors[field] = f"At most {MAX_DIM} numbers."
+        return None
+    if not all(not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) for v in values):
+        errors[field] = "Finite numbers only."
+        return None
+    if dim is not None and len(values) != dim:
+        errors[field] = f"{len(values)} numbers; this profile's vectors have {dim}."
+        return None
+    vector = np.asarray(values, dtype=np.float64)
+    norm = float(np.linalg.norm(vector))
+    if not norm or not math.isfinite(norm):
+        errors[field] = "Not all zeros (a vector needs a direction)."
+        return None
+    return (vector / norm).astype(np.float32)
+
+
 def _validate(
-    application: Application, detector: str, region: str, text: str, axis_energy: dict
-) -> tuple[ScoreContext, dict[str, tuple[float, float]]]:
+    application: Application, detector: str, region: str, text: str, axis_energy: dict,
+    embedding: object = None,
+) -> tuple[ScoreContext, dict[str, tuple[float, float]], np.ndarray | None]:
     errors: dict[str, str] = {}
     # A NUL can never be in a name (PostgreSQL would refuse the query): unknown, not a 500.
     known = isinstance(detector, str) and "\x00" not in detector
@@ -307,39 +399,53 @@ def _validate(
                 if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                     errors[f"axis_energy.{axis}.{name}"] = "A number between 0 and 1."
             energies[axis] = (float(p), float(threshold))
+    query = None
+    if profile is not None and is_external(profile):
+        if embedding is None:
+            errors["embedding"] = (f"Detector {profile.name!r} embeds externally: send the query's vector"
+                                   + (f" ({profile.dim} numbers)." if profile.dim else "."))
+        else:
+            query = unit_vector(embedding, dim=profile.dim, field="embedding", errors=errors)
+    elif profile is not None and embedding is not None:
+        errors["embedding"] = f"Detector {profile.name!r} is embedded by the console: leave embedding out."
     if errors:
         first = next(iter(errors))
         raise InvalidInput(f"{first}: {errors[first]}", fields=errors)
-    return context, energies
+    return context, energies, query
 
 
 def score(
     *, application: Application, detector: str, region: str, text: str, axis_energy: dict[str, tuple[float, float]],
-    preview: bool = False,
+    preview: bool = False, embedding: list[float] | None = None,
 ) -> ScoreResult:
     """Scores of one input, adjusted by the bank when it is enabled for the application.
 
     `axis_energy`: axis -> (p_detector, threshold). Disabled (the default): no
     bank is built or consulted and each axis is exactly the detector's own
     (flag = p_detector >= threshold). `preview` (the screen's "try it")
-    consults the bank even when disabled.
+    consults the bank even when disabled. An external profile needs
+    `embedding`, the query's vector in the detector's own space.
     """
     # One database round trip in the common case: profile, settings and the
     # approved-set marker together (selectors.score_context).
-    context, energies = _validate(application, detector, region, text, axis_energy)
+    context, energies, query = _validate(application, detector, region, text, axis_energy, embedding)
     profile, bank_settings = context.profile, context.bank_settings
     if not (bank_settings.enabled or preview):
         axes = {axis: detector_only(p, t) for axis, (p, t) in energies.items()}
         return ScoreResult(profile, region, False, bank_settings.tau, None, axes)
     index = bank_load(profile=profile, bank_settings=bank_settings, marker=context.marker).index
     matches = {}
-    if index.size and text.strip():
+    if query is not None:
+        if index.size:
+            matches = index.best_matches(query, region, energies)
+    elif index.size and text.strip():
         matches = index.best_matches(embedder().embed([text])[0], region, energies)
     axes = {}
     for axis, (p, t) in energies.items():
         danger, benign = matches.get(axis, (None, None))
         axes[axis] = adjust(p, t, danger, benign, bank_settings.tau)
-    return ScoreResult(profile, region, bank_settings.enabled, bank_settings.tau, index.version, axes)
+    missing = index.missing if is_external(profile) else None
+    return ScoreResult(profile, region, bank_settings.enabled, bank_settings.tau, index.version, axes, missing)
 
 
 # --- Erasure -----------------------------------------------------------------------------
@@ -356,6 +462,8 @@ def bank_erase_flags(*, application: Application, flag_pks: list[int]) -> int:
     """
     if not flag_pks:
         return 0
+    # The detector's vectors of these flags' texts go with them.
+    ExemplarVector.objects.filter(application=application, flag_id__in=flag_pks).delete()
     BankSettings.objects.get_or_create(application=application)
     BankSettings.objects.filter(application=application).update(generation=F("generation") + 1)
     wanted = np.asarray(sorted(set(flag_pks)), dtype=np.int64)
@@ -367,8 +475,117 @@ def bank_erase_flags(*, application: Application, flag_pks: list[int]) -> int:
         index, gone = _read(build).without_flags(wanted.tolist())
         BankBuild.objects.filter(pk=build.pk).update(
             version=index.version, fingerprint="", exemplar_count=index.size, flag_count=index.flag_count,
+            missing_vector_count=index.missing,
             stats=index.stats(), payload=index.to_bytes(), flag_pks=index.flag_pks_bytes(),
         )
         _cache.pop(build.profile_id, None)
         removed += gone
     return removed
+
+
+# --- Detector-owned vectors (external profiles) -----------------------------------------
+
+
+@dataclass(frozen=True)
+class VectorUpload:
+    profile: DetectorProfile
+    dim: int
+    created: int
+    updated: int
+    unchanged: int
+
+    def as_dict(self) -> dict:
+        return {"detector": self.profile.name, "dim": self.dim, "created": self.created, "updated": self.updated,
+                "unchanged": self.unchanged}
+
+
+def _current_exemplars(profile: DetectorProfile, ids: list[str]) -> dict[str, int]:
+    """Of these exemplar ids, those that are exemplars of the profile's bank now: id -> flag pk."""
+    public_ids = sorted({eid.split("-", 1)[0] for eid in ids})
+    out: dict[str, int] = {}
+    for pk, public_id, region, _axis, _verdict, prompt, answer, twin_prompt, twin_answer, _weight in (
+        feedback_selectors.approved_bank_rows(application=profile.application, axes=profile.axes,
+                                              public_ids=public_ids)
+    ):
+        text, twin = (prompt, twin_prompt) if region == Region.PROMPT else (answer, twin_answer)
+        for kind, value in ((KIND_FLAG, text), (KIND_TWIN, twin)):
+            if value.strip():
+                out[exemplar_id(public_id, kind, value)] = pk
+    return out
+
+
+def vectors_upload(*, profile: DetectorProfile, dim: object, vectors: object) -> VectorUpload:
+    """Store the detector's vectors of exemplars of an external profile, whole or not at all.
+
+    Each must name a current exemplar of the profile (see
+    `selectors.exemplar_page`), have `dim` finite numbers, not all zero; it
+    is stored normalised to the unit sphere. The first upload fixes the
+    profile's dimension. A new or changed vector bumps the profile's vector
+    generation in the same transaction, so every server re-checks the version.
+    """
+    errors: dict[str, str] = {}
+    if not is_external(profile):
+        raise InvalidInput(f"Detector {profile.name!r} is embedded by the console; it takes no vectors.",
+                           code="not_external", fields={"detector": "not an external profile"})
+    if isinstance(dim, bool) or not isinstance(dim, int) or not 1 <= dim <= MAX_DIM:
+        errors["dim"] = f"A whole number from 1 to {MAX_DIM}."
+    elif profile.dim is not None and dim != profile.dim:
+        errors["dim"] = f"This profile's vectors have {profile.dim} numbers (fixed by its first upload)."
+    if not isinstance(vectors, list | tuple) or not 1 <= len(vectors) <= MAX_VECTORS_PER_UPLOAD:
+        errors["vectors"] = f"From 1 to {MAX_VECTORS_PER_UPLOAD} vectors a request."
+    if errors:
+        first = next(iter(errors))
+        raise InvalidInput(f"{first}: {errors[first]}", fields=errors)
+    parsed: dict[str, np.ndarray] = {}
+    positions: dict[str, int] = {}
+    for i, item in enumerate(vectors):
+        eid = item.get("exemplar_id") if isinstance(item, dict) else None
+        if not isinstance(eid, str) or not eid or "\x00" in eid:
+            errors[f"vectors[{i}].exemplar_id"] = "An exemplar id from GET .../exemplars."
+            continue
+        if eid in positions:
+            errors[f"vectors[{i}].exemplar_id"] = "Named twice in this request."
+            continue
+        positions[eid] = i
+        vector = unit_vector(item.get("vector"), dim=dim, field=f"vectors[{i}].vector", errors=errors)
+        if vector is not None:
+            parsed[eid] = vector
+    current = _current_exemplars(profile, list(positions)) if positions else {}
+    for eid, i in positions.items():
+        if eid not in current:
+            errors[f"vectors[{i}].exemplar_id"] = (
+                "Not an exemplar of this profile now (unknown, not approved, another axis, or its text changed)."
+            )
+    if errors:
+        first = next(iter(errors))
+        raise InvalidInput(f"{first}: {errors[first]}", fields=errors)
+    now = timezone.now()
+    with transaction.atomic():
+        locked = DetectorProfile.objects.select_for_update().get(pk=profile.pk)
+        if locked.dim is not None and locked.dim != dim:  # another upload fixed it meanwhile
+            raise Conflict(f"This profile's vectors have {locked.dim} numbers.", code="dim_changed",
+                           fields={"dim": f"{locked.dim}"})
+        existing = {
+            row.exemplar_id: row for row in ExemplarVector.objects.filter(profile=locked, exemplar_id__in=list(parsed))
+        }
+        created, changed = [], []
+        for eid, vector in parsed.items():
+            data = vector.astype("<f4").tobytes()
+            digest = hashlib.sha256(data).hexdigest()
+            row = existing.get(eid)
+            if row is None:
+                created.append(ExemplarVector(application_id=locked.application_id, profile=locked,
+                                              flag_id=current[eid], exemplar_id=eid, vector=data,
+                                              digest=digest, updated_at=now))
+            elif row.digest != digest:
+                row.vector, row.digest, row.updated_at = data, digest, now
+                changed.append(row)
+        ExemplarVector.objects.bulk_create(created)
+        ExemplarVector.objects.bulk_update(changed, ["vector", "digest", "updated_at"])
+        if created or changed or locked.dim is None:
+            DetectorProfile.objects.filter(pk=locked.pk).update(
+                dim=dim, vector_generation=F("vector_generation") + 1, updated_at=now,
+            )
+    profile.dim = dim
+    _cache.pop(profile.pk, None)
+    return VectorUpload(profile, dim, len(created), len(changed), len(parsed) - len(created) - len(changed))

@@ -47,7 +47,10 @@ def _profile_rows(application: Application, profiles: list[DetectorProfile]) -> 
     rows = []
     for profile in profiles:
         build = builds.get(profile.pk)
-        fingerprint = services.bank_fingerprint(profile=profile, bank_settings=bank_settings, embedder_id=embedder_id)
+        fingerprint = services.bank_fingerprint(
+            profile=profile, bank_settings=bank_settings,
+            embedder_id=services.embedder_id(profile) if services.is_external(profile) else embedder_id,
+        )
         axes = []
         for axis in profile.axes:
             per_region = (build.stats.get(axis, {}) if build else {})
@@ -61,7 +64,8 @@ def _profile_rows(application: Application, profiles: list[DetectorProfile]) -> 
             "build": build,
             "current": build is not None and build.fingerprint == fingerprint,
             "axes": axes,
-            "form": ProfileForm(initial={"name": profile.name, "axes": profile.axes}, application=application,
+            "form": ProfileForm(initial={"name": profile.name, "axes": profile.axes, "embedder": profile.embedder},
+                                application=application,
                                 prefix=f"p{profile.pk}"),
         })
     return rows
@@ -150,7 +154,8 @@ def _save_profile(request: HttpRequest, form: ProfileForm, profile: DetectorProf
     if form.is_valid():
         try:
             saved = services.profile_save(application=request.application, name=form.cleaned_data["name"],
-                                          axes=form.cleaned_data["axes"], profile=profile)
+                                          axes=form.cleaned_data["axes"], profile=profile,
+                                          embedder=form.cleaned_data["embedder"] or None)
         except DomainError as exc:
             exc.add_to_form(form)
         else:

@@ -266,16 +266,23 @@ BANK_COLUMNS = ("pk", "public_id", "region", "axis", "verdict", "prompt", "answe
 
 
 def approved_bank_rows(
-    *, application: Application, axes: Iterable[str], chunk_size: int = 2000
+    *, application: Application, axes: Iterable[str], chunk_size: int = 2000,
+    public_ids: list[str] | None = None, after: str | None = None, limit: int | None = None,
 ) -> Iterator[tuple]:
-    """Approved flags whose axis is one of `axes`, as tuples of BANK_COLUMNS, by public id."""
-    return (
-        Flag.objects.filter(application=application, status=FlagStatus.APPROVED, axis__in=list(axes))
-        .exclude(verdict="")
-        .order_by("public_id")
-        .values_list(*BANK_COLUMNS)
-        .iterator(chunk_size=chunk_size)
-    )
+    """Approved flags whose axis is one of `axes`, as tuples of BANK_COLUMNS, by public id.
+
+    `public_ids` keeps only those flags; `after` and `limit` read one page
+    (public ids after `after`) for a detector fetching what it must embed.
+    """
+    rows = Flag.objects.filter(application=application, status=FlagStatus.APPROVED, axis__in=list(axes))
+    if public_ids is not None:
+        rows = rows.filter(public_id__in=public_ids)
+    if after is not None:
+        rows = rows.filter(public_id__gt=after)
+    rows = rows.exclude(verdict="").order_by("public_id").values_list(*BANK_COLUMNS)
+    if limit is not None:
+        return iter(rows[:limit])
+    return rows.iterator(chunk_size=chunk_size)
 
 
 def approved_count_outside(*, application: Application, axes: Iterable[str]) -> int:

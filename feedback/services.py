@@ -19,6 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Min, Q
 from django.utils import timezone
 
+from consoles import webhooks
 from consoles.appendonly import history_delete_allowed
 from consoles.errors import Conflict, DomainError, InvalidInput, PermissionDeniedError
 from consoles.files import MANIFEST_SCHEMA, check_writable, publish, stage_write
@@ -568,6 +569,8 @@ def flag_review(
                 changes["note"] = note
             _event(flag=flag, action=_ACTIONS[status], from_status=old["status"], to_status=status,
                    actor=Actor(user=reviewer), changes=changes, at=now)
+            webhooks.event_record(application=flag.application_id, type=webhooks.FLAG_EVENTS[status],
+                                  data=webhooks.flag_data(flag, reviewer))
     if not updated:
         current = Flag.objects.get(pk=flag.pk)
         now_at = f"{current.get_status_display().lower()}, version {current.version}"

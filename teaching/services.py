@@ -14,6 +14,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from consoles import webhooks
 from consoles.errors import Conflict, InvalidInput, PermissionDeniedError
 from consoles.files import check_export_target, publish, stage_write
 from consoles.models import ApiToken, Application, Membership, Role
@@ -511,6 +512,8 @@ def proposal_decide(
             actor=Actor.human(operator),
             note=note,
         )
+        if decision in (Decision.ACCEPT, Decision.REJECT):
+            webhooks.event_record(application=application, type=f"proposal.{new_state}", data={"proposal_id": proposal.proposal_id, "state": new_state, "operator": operator.get_username()})  # noqa: E501
     return proposal
 
 

@@ -245,8 +245,8 @@ def _victim_rows(model: type[models.Model], victims: list[Application], victim_u
         return manager.filter(pk__in=[u.pk for u in victim_users])
     if model is ApiToken:
         return manager.filter(application__in=victims) | manager.filter(user__in=victim_users)
-    if model is Group:
-        return manager.all()
+    if model is Group or model._meta.app_label == "django_tasks_database":
+        return manager.all()  # superusers' only
     if model._meta.app_label == "axes":
         return manager.filter(username__in=[u.username for u in victim_users])
     if any(f.name == "application" for f in model._meta.concrete_fields):
@@ -270,6 +270,14 @@ def world(db):
     MembershipFactory(user=victim_only, application=victims[0], role=Role.CURATOR)
     personal_token(victim_only, name="victim-only-laptop")
     Group.objects.create(name="victim-group")
+    from django.utils import timezone
+    from django_tasks_db.models import DBTaskResult
+
+    DBTaskResult.objects.create(  # a queued webhook delivery of the victims'
+        args_kwargs={"args": [1], "kwargs": {}}, task_path="consoles.webhooks.deliver",
+        queue_name="default", backend_name="default", run_after=timezone.now(),
+        exception_class_path="", traceback="",
+    )
     # Rows the demo has none of: made through their services, as an operator would.
     from teaching.services import corpus_supersede
     from teaching.tests.factories import CorpusEntryFactory
@@ -434,6 +442,7 @@ def test_an_application_admin_manages_their_own_application(ada, tenants):
     from exemplars.models import DetectorProfile
 
     response = ada.post("/admin/exemplars/detectorprofile/add/",
-                        {"application": a.pk, "name": "alpha-profile", "axes": '["jailbreak"]'})
+                        {"application": a.pk, "name": "alpha-profile", "axes": '["jailbreak"]',
+                             "embedder": "console"})
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert DetectorProfile.objects.get(name="alpha-profile").application == a

@@ -23,7 +23,10 @@ from adjudication.models import Case, GoldLabelRevision
 from adjudication.tests.factories import case_payload
 from consoles.api import api
 from consoles.management.commands.load_demo import DEMO_TOKEN_SECRETS
+from consoles.models import Application
 from consoles.testing import api_operations, bearer
+from exemplars.models import DetectorProfile
+from exemplars.selectors import exemplar_page
 from feedback.models import Flag
 from teaching.models import Proposal
 from teaching.tests.factories import candidate_payload
@@ -183,6 +186,10 @@ def _calls(client: Client, token: str) -> dict[tuple[str, str], Callable[[], obj
     def valid(method: str, path: str) -> dict:
         return dict(VALID[(method, path)])
 
+    external = _external_profile()
+    exemplar = exemplar_page(profile=external, missing=False, after=None, limit=2).items[0]
+    vectors = {"dim": 4, "vectors": [{"exemplar_id": exemplar.exemplar_id, "vector": [1, 0, 0, 0]}]}
+
     return {
         ("GET", "/api/v1/me"): lambda: client.get("/api/v1/me", **auth),
         ("GET", "/api/v1/flags/export"): get("/api/v1/flags/export", status="any"),
@@ -213,7 +220,21 @@ def _calls(client: Client, token: str) -> dict[tuple[str, str], Callable[[], obj
             f"/api/v1/teaching/proposals/{pending.proposal_id}/decision", {"decision": "withdraw"}, query=True),
         ("GET", "/api/v1/teaching/corpus"): get("/api/v1/teaching/corpus"),
         ("POST", "/api/v1/score"): post("/api/v1/score", valid("POST", "/api/v1/score")),
+        ("GET", "/api/v1/bank/{profile}/exemplars"): get(f"/api/v1/bank/{external.name}/exemplars", missing="true"),
+        ("PUT", "/api/v1/bank/{profile}/vectors"): lambda: client.put(
+            f"/api/v1/bank/{external.name}/vectors?application_id={APP}", data=json.dumps(vectors),
+            content_type="application/json", **auth),
     }
+
+
+def _external_profile() -> DetectorProfile:
+    """A detector-owned-embedding profile over the demo's approved flags."""
+    application = Application.objects.get(slug=APP)
+    profile, _ = DetectorProfile.objects.get_or_create(
+        application=application, name="ct-external", defaults={"axes": list(application.axes), "embedder": "external"},
+    )
+    profile.application = application
+    return profile
 
 
 def test_every_answer_matches_its_declared_schema_exactly(client, world):  # noqa: F811 - the sweep's fixture
@@ -325,7 +346,7 @@ def test_a_bad_query_or_path_parameter_is_422_naming_it(client, world):  # noqa:
     for method, path, operation in _operations():
         if method != "GET":
             continue
-        ids = {"flag_id": "fb_0", "case_pk": "1", "proposal_id": "0"}
+        ids = {"flag_id": "fb_0", "case_pk": "1", "proposal_id": "0", "profile": "p"}
         for param in operation.get("parameters", []):
             for bad in _bad_values(param):
                 url = path.format(**{**ids, param["name"]: bad})

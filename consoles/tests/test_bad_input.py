@@ -44,6 +44,8 @@ VALID: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/teaching/proposals/{proposal_id}/decision"): {"decision": "withdraw", "note": "n"},
     ("POST", "/api/v1/score"): {"detector": "hummingbird", "region": "answer", "text": "t",
                                 "axis_energy": {"hallucination": {"p_detector": 0.3, "threshold": 0.5}}},
+    ("PUT", "/api/v1/bank/{profile}/vectors"): {"dim": 4, "vectors": [
+        {"exemplar_id": "fb_0123456789abcdef-f-0123456789ab", "vector": [1.0, 0.0, 0.0, 0.0]}]},
 }
 
 # A batch answers 200 with one answer per item: an item's refusal is its answer's

@@ -54,10 +54,13 @@ OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("teaching", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
     ("teaching", "candidate_id"): _first("teaching.Candidate", "candidate_id"),
     ("exemplars", "pk"): _first("exemplars.DetectorProfile", "pk"),
+    ("webhooks", "pk"): _first("consoles.WebhookEndpoint", "pk"),
+    ("webhooks", "delivery_pk"): _first("consoles.WebhookDelivery", "pk"),
     # API path parameters
     ("api", "flag_id"): _first("feedback.Flag", "public_id"),
     ("api", "case_pk"): _first("adjudication.Case", "pk"),
     ("api", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
+    ("api", "profile"): _first("exemplars.DetectorProfile", "name"),
 }
 
 # Routes that belong to no application; anything else outside /a/<app>/ fails the sweep.
