@@ -3,7 +3,9 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from .errors import InvalidInput
 from .models import ApiToken, Application, Membership, TokenKind
+from .origins import origins_clean
 from .services import token_issue, token_revoke
 
 
@@ -93,13 +95,32 @@ class MembershipAdmin(admin.ModelAdmin):
 
 
 class TokenCreateForm(forms.ModelForm):
+    origins = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Publishable keys only: one web origin per line (https://chat.example.com), "
+        "the pages that may use the key.",
+    )
+
     class Meta:
         model = ApiToken
-        fields = ["kind", "name", "application", "user"]
+        fields = ["kind", "name", "application", "user", "origins"]
+
+    def clean_origins(self) -> list[str]:
+        return [line.strip() for line in self.cleaned_data.get("origins", "").splitlines() if line.strip()]
 
     def clean(self) -> dict:
         data = super().clean()
         kind = data.get("kind")
+        if kind != TokenKind.PUBLISHABLE and data.get("origins"):
+            self.add_error("origins", "Only a publishable key lists origins.")
+        if kind == TokenKind.PUBLISHABLE:
+            if not data.get("application") or data.get("user"):
+                raise forms.ValidationError("A publishable key needs an application and no user.")
+            try:
+                data["origins"] = origins_clean(data.get("origins") or [])
+            except InvalidInput as exc:
+                self.add_error("origins", exc.message)
         if kind == TokenKind.APPLICATION and (not data.get("application") or data.get("user")):
             raise forms.ValidationError("An application token needs an application and no user.")
         if kind == TokenKind.PERSONAL and (not data.get("user") or data.get("application")):
@@ -131,25 +152,30 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj=None) -> list[str]:
         if obj is None:
-            return ["kind", "name", "application", "user"]
-        return ["kind", "name", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
+            return ["kind", "name", "application", "user", "origins"]
+        return ["kind", "name", "application", "user", "origins", "prefix", "created_at", "created_by", "last_used_at",
+                "revoked_at"]
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
         if obj is None:
             return []
         # revoked_at too: revoking is the list's action (token_revoke), and a revoked token stays
         # revoked; an editable date would let a staff user bring a leaked token back to life.
-        return ["kind", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
+        return ["kind", "application", "user", "origins", "prefix", "created_at", "created_by", "last_used_at",
+                "revoked_at"]
 
     def save_model(self, request: HttpRequest, obj: ApiToken, form, change: bool) -> None:
         if change:
             super().save_model(request, obj, form, change)
             return
+        publishable = obj.kind == TokenKind.PUBLISHABLE
         issued = token_issue(
             name=obj.name,
-            application=obj.application if obj.kind == TokenKind.APPLICATION else None,
+            application=obj.application if obj.kind in (TokenKind.APPLICATION, TokenKind.PUBLISHABLE) else None,
             user=obj.user if obj.kind == TokenKind.PERSONAL else None,
             created_by=request.user,
+            publishable=publishable,
+            origins=obj.origins if publishable else None,
         )
         # The admin's "object added" redirect needs the saved row.
         obj.pk = issued.token.pk
