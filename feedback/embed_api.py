@@ -6,6 +6,8 @@ same body, the same validation and errors, the same write path. It adds only wha
 key in a web page needs: a `session_id` (its limit is per session) and no captures.
 """
 
+import json
+
 from django.conf import settings
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
@@ -16,7 +18,7 @@ from consoles.embed import publishable_auth
 from consoles.errors import PermissionDeniedError
 from consoles.ratelimit import rate_limit_hit
 
-from .api import FlagIn, FlagOut, flag_create
+from .api import FlagIn, flag_create
 from .services import MAX_ID
 
 router = Router(tags=["embed"], auth=[publishable_auth])
@@ -27,6 +29,11 @@ LIMITED = {429: ErrorOut}
 class EmbedFlagIn(FlagIn):
     session_id: str = Field(min_length=1, max_length=MAX_ID, description="The conversation's id: required "
                             "here, each session may send a limited number of flags a minute.")
+
+
+class EmbedFlagOut(Schema):
+    id: str = Field(description="The flag's id (`fb_…`), a hash of application, message and region.")
+    created: bool = Field(description="False when this message and region had been flagged already.")
 
 
 class ProblemOut(Schema):
@@ -50,12 +57,14 @@ def embed_problems(request: HttpRequest) -> dict:
     return {"problems": [{"key": p["key"], "label": p["label"]} for p in principal.application.problems]}
 
 
-@router.post("/embed/flags", response={201: FlagOut, 200: FlagOut, **WRITE_ERRORS, **LIMITED},
+@router.post("/embed/flags", response={201: EmbedFlagOut, 200: EmbedFlagOut, **WRITE_ERRORS, **LIMITED},
              summary="Flag a message from the widget (publishable key)")
 def embed_flag_create(request: HttpRequest, payload: EmbedFlagIn):
     """The body of `POST /api/v1/flags` (`session_id` required), answered the same way:
-    201 with the new user flag, 200 when this `(message_id, region)` was flagged already,
+    201 for a new user flag, 200 when this `(message_id, region)` was flagged already,
     422 naming a bad field. The author is the end user via the key, as for an integration.
+    The answer is the flag's id only: the key is public, and the flag's stored texts and its
+    review (which a repeated message would otherwise return) are not the page's to read.
 
     A publishable key only, from one of its origins; it creates user flags only (a
     `capture_reason` is 403). Rate-limited per key and per `session_id` (429 with
@@ -69,4 +78,7 @@ def embed_flag_create(request: HttpRequest, payload: EmbedFlagIn):
     principal: Principal = request.auth
     rate_limit_hit(scope="session", ident=f"{principal.token.pk}:{payload.session_id}",
                    limit=settings.EMBED_RATE_PER_SESSION, what="from this session")
-    return flag_create(request, payload)
+    response = flag_create(request, payload)
+    # The same response object, so what flag_create attached to it (its after-answer work) still runs.
+    response.content = json.dumps({"id": json.loads(response.content)["id"], "created": response.status_code == 201})
+    return response

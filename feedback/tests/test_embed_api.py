@@ -55,9 +55,21 @@ def test_a_flag_from_a_listed_origin_is_a_pending_user_flag_with_cors_headers(cl
     assert flag.author_kind == AuthorKind.END_USER and flag.application == application
     token = ApiToken.objects.get(kind="publishable")
     assert FlagEvent.objects.get(flag=flag).actor_token == token  # written whole, with its history
-    again = post(client, key, BODY)
-    assert again.status_code == 200 and again.json()["id"] == flag.public_id
+    assert response.json() == {"id": flag.public_id, "created": True}
+    again = post(client, key, {**BODY, "note": "again"})
+    assert again.status_code == 200 and again.json() == {"id": flag.public_id, "created": False}
     assert Flag.objects.count() == 1
+
+
+def test_a_key_never_reads_a_flag_back_even_by_posting_its_message_again(client, application, key, app_token):
+    """The key is public: posting a message someone flagged (and a curator reviewed) must not
+    hand back its texts or its review."""
+    secret = {**BODY, "prompt": "my card is 4242", "note": "private", "message_id": "theirs"}
+    client.post("/api/v1/flags", data=json.dumps(secret), content_type="application/json", **bearer(app_token))
+    response = post(client, key, {**BODY, "message_id": "theirs"})
+    assert response.status_code == 200
+    assert set(response.json()) == {"id", "created"}
+    assert b"4242" not in response.content and b"private" not in response.content
 
 
 def test_the_problems_are_the_applications_wording_without_axes(client, application, key):
@@ -172,7 +184,7 @@ def test_a_key_past_its_limit_gets_429_on_every_embed_route(client, key, setting
     assert get_problems(client, key).status_code == 200
 
 
-def test_the_counts_are_in_the_shared_database_cache(settings):
+def test_the_counts_are_in_the_shared_database_cache(settings, monkeypatch):
     """Every gunicorn worker and app server counts in one place: the database, not a
     process's memory. A fresh cache object (what another worker has) sees the count,
     and refuses past the limit."""
@@ -182,14 +194,9 @@ def test_the_counts_are_in_the_shared_database_cache(settings):
     for _ in range(2):
         ratelimit.rate_limit_hit(scope="test", ident="x", limit=2, what="t")
     other_worker = caches.create_connection(settings.RATE_LIMIT_CACHE)
-    monkey_caches = {settings.RATE_LIMIT_CACHE: other_worker}
-    original = ratelimit.caches
-    ratelimit.caches = monkey_caches
-    try:
-        with pytest.raises(ratelimit.RateLimited):
-            ratelimit.rate_limit_hit(scope="test", ident="x", limit=2, what="t")
-    finally:
-        ratelimit.caches = original
+    monkeypatch.setattr(ratelimit, "caches", {settings.RATE_LIMIT_CACHE: other_worker})
+    with pytest.raises(ratelimit.RateLimited):
+        ratelimit.rate_limit_hit(scope="test", ident="x", limit=2, what="t")
 
 
 def test_a_publishable_key_is_403_on_every_route_but_the_embed_ones(client, application, key):
@@ -223,8 +230,6 @@ def test_a_publishable_key_is_403_on_every_route_but_the_embed_ones(client, appl
 def test_the_api_refuses_a_publishable_key_even_past_the_middleware(rf, application, key):
     """Defence in depth: were the API mounted where the middleware does not look, its own
     bearer auth still refuses the key."""
-    from ninja.errors import AuthenticationError  # noqa: F401 - the class the auth would raise otherwise
-
     from consoles.api import bearer_auth
     from consoles.errors import PermissionDeniedError
 
