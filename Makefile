@@ -24,7 +24,7 @@ migrate: install
 	$(PY) manage.py migrate --noinput
 
 demo: migrate
-	$(PY) manage.py load_demo
+	$(PY) manage.py load_demo --origin http://$(HOST):$(PORT)
 
 # The tasks worker (webhook deliveries) runs beside the server and stops with it.
 run: demo

@@ -58,10 +58,15 @@ def member_required(role: str = Role.VIEWER) -> Callable:
 class Principal:
     """The identity behind an API request."""
 
-    kind: str  # "application" | "personal" | "session"
+    kind: str  # "application" | "publishable" | "personal" | "session"
     user: AbstractBaseUser | None = None
     token: ApiToken | None = None
-    application: Application | None = None  # the token's own, for application tokens
+    application: Application | None = None  # the token's own, for application tokens and publishable keys
+
+    @property
+    def is_application_bound(self) -> bool:
+        """An application token or a publishable key: it acts on its own application only."""
+        return self.kind in ("application", "publishable")
 
     @property
     def is_human(self) -> bool:
@@ -69,7 +74,7 @@ class Principal:
 
     @property
     def label(self) -> str:
-        if self.kind == "application":
+        if self.is_application_bound:
             return f"token:{self.token.name}"
         return f"user:{self.user.get_username()}"
 
@@ -80,7 +85,7 @@ class Principal:
         a 403. Humans name the application (`slug`) and must be members with
         at least `role`: not a member is a 404, too low a role is a 403.
         """
-        if self.kind == "application":
+        if self.is_application_bound:
             if slug and slug != self.application.slug:
                 raise PermissionDeniedError(
                     "This token belongs to another application.",
@@ -116,7 +121,7 @@ class Principal:
         Raises NotFound for an outsider, so another tenant's object is a 404.
         Returns the membership for humans, None for the application's own token.
         """
-        if self.kind == "application":
+        if self.is_application_bound:
             if application.pk != self.application.pk:
                 raise NotFound("Not found.")
             return None

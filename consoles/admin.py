@@ -42,6 +42,7 @@ from .admin_scope import (
 )
 from .errors import InvalidInput
 from .models import ApiToken, Application, Membership, TokenKind
+from .origins import origins_clean
 from .services import application_keys_in_use, token_issue, token_revoke
 
 
@@ -156,27 +157,49 @@ class MembershipAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
 
 class TokenCreateForm(forms.ModelForm):
-    """The admin issues application tokens only. A personal token lets its holder act as a
-    human reviewer, so it is created by that human alone, under My tokens."""
+    """The admin issues application tokens and publishable keys only. A personal token lets
+    its holder act as a human reviewer, so it is created by that human alone, under My tokens."""
 
     kind = forms.ChoiceField(
-        choices=[(TokenKind.APPLICATION.value, TokenKind.APPLICATION.label)],
+        choices=[(TokenKind.APPLICATION.value, TokenKind.APPLICATION.label),
+                 (TokenKind.PUBLISHABLE.value, TokenKind.PUBLISHABLE.label)],
         initial=TokenKind.APPLICATION,
         help_text="Personal tokens are created by their own user, under My tokens (/tokens/).",
+    )
+    origins = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="Publishable keys only: one web origin per line (https://chat.example.com), "
+        "the pages that may use the key.",
     )
 
     class Meta:
         model = ApiToken
-        fields = ["kind", "name", "application"]
+        fields = ["kind", "name", "application", "origins"]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["application"].required = True
 
+    def clean_origins(self) -> list[str]:
+        return [line.strip() for line in self.cleaned_data.get("origins", "").splitlines() if line.strip()]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        kind = data.get("kind")
+        if kind != TokenKind.PUBLISHABLE and data.get("origins"):
+            self.add_error("origins", "Only a publishable key lists origins.")
+        if kind == TokenKind.PUBLISHABLE:
+            try:
+                data["origins"] = origins_clean(data.get("origins") or [])
+            except InvalidInput as exc:
+                self.add_error("origins", exc.message)
+        return data
+
     def _post_clean(self) -> None:
         # The row is issued by token_issue (digest, prefix); set the kind the form allows so
         # the model's owner-matches-kind check sees the row that will be written.
-        self.instance.kind = TokenKind.APPLICATION
+        self.instance.kind = self.cleaned_data.get("kind") or TokenKind.APPLICATION
         self.instance.user = None
         super()._post_clean()
 
@@ -218,15 +241,17 @@ class ApiTokenAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
 
     def get_fields(self, request: HttpRequest, obj=None) -> list[str]:
         if obj is None:
-            return ["kind", "name", "application"]
-        return ["kind", "name", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
+            return ["kind", "name", "application", "origins"]
+        return ["kind", "name", "application", "user", "origins", "prefix", "created_at", "created_by", "last_used_at",
+                "revoked_at"]
 
     def get_readonly_fields(self, request: HttpRequest, obj=None) -> list[str]:
         if obj is None:
             return []
         # revoked_at too: revoking is the list's action (token_revoke), and a revoked token stays
         # revoked; an editable date would let a staff user bring a leaked token back to life.
-        return ["kind", "application", "user", "prefix", "created_at", "created_by", "last_used_at", "revoked_at"]
+        return ["kind", "application", "user", "origins", "prefix", "created_at", "created_by", "last_used_at",
+                "revoked_at"]
 
     def has_change_permission(self, request: HttpRequest, obj: ApiToken | None = None) -> bool:
         # A personal token is its user's: others may see and revoke it (the list's action), not rename it.
@@ -240,7 +265,9 @@ class ApiTokenAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
             return
         if not is_superuser(request) and not self.object_in_scope(request, obj, administered_application_ids(request)):
             raise PermissionDenied("You do not administer this application.")
-        issued = token_issue(name=obj.name, application=obj.application, created_by=request.user)
+        publishable = obj.kind == TokenKind.PUBLISHABLE
+        issued = token_issue(name=obj.name, application=obj.application, created_by=request.user,
+                             publishable=publishable, origins=obj.origins if publishable else None)
         # The admin's "object added" log entry needs the saved row.
         obj.pk = issued.token.pk
         obj.__dict__.update({k: v for k, v in issued.token.__dict__.items() if not k.startswith("_")})

@@ -27,7 +27,7 @@ from ninja.security import APIKeyCookie, HttpBearer
 from pydantic import create_model
 
 from .access import Principal
-from .errors import DomainError
+from .errors import DomainError, PermissionDeniedError, RateLimited
 from .pagination import Page
 from .services import token_authenticate
 from .timestamps import iso_utc
@@ -41,6 +41,12 @@ class BearerTokenAuth(HttpBearer):
         api_token = token_authenticate(secret=token)
         if api_token is None:
             return None
+        if api_token.kind == "publishable":
+            # It sits in web pages: the embed API (consoles.embed) is all it may call.
+            raise PermissionDeniedError(
+                "A publishable key (cc_pub_…) may only be used on the embed API (/api/v1/embed/…).",
+                code="publishable_key_not_allowed",
+            )
         if api_token.kind == "application":
             return Principal(kind="application", token=api_token, application=api_token.application)
         return Principal(kind="personal", token=api_token, user=api_token.user)
@@ -225,6 +231,13 @@ def _validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespons
 @api.exception_handler(DomainError)
 def _domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     return JsonResponse(exc.as_dict(), status=exc.status)
+
+
+@api.exception_handler(RateLimited)
+def _rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = JsonResponse(exc.as_dict(), status=exc.status)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(AuthenticationError)

@@ -60,3 +60,14 @@ class Conflict(DomainError):
 class InvalidInput(DomainError):
     status = 422
     code = "validation_error"
+
+
+class RateLimited(DomainError):
+    """Too many requests in the current window; `retry_after` seconds until it ends."""
+
+    status = 429
+    code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: int, **kwargs) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after

@@ -226,6 +226,10 @@ class Membership(models.Model):
 class TokenKind(models.TextChoices):
     APPLICATION = "application", "Application token (integration or agent)"
     PERSONAL = "personal", "Personal token (a human user)"
+    # A browser-side key for the embeddable flag widget: public by design (it sits in
+    # the host page), so it may only create user flags, from its listed origins, at a
+    # bounded rate (consoles.embed).
+    PUBLISHABLE = "publishable", "Publishable key (the flag widget in a web page)"
 
 
 class ApiToken(models.Model):
@@ -260,6 +264,11 @@ class ApiToken(models.Model):
     )
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    origins = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Publishable keys only: the web origins (https://chat.example.com) whose pages may use it.",
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -268,13 +277,22 @@ class ApiToken(models.Model):
                 condition=(
                     Q(kind=TokenKind.APPLICATION, application__isnull=False, user__isnull=True)
                     | Q(kind=TokenKind.PERSONAL, user__isnull=False, application__isnull=True)
+                    | Q(kind=TokenKind.PUBLISHABLE, application__isnull=False, user__isnull=True)
                 ),
                 name="%(app_label)s_%(class)s_owner_matches_kind",
                 violation_error_code="token_owner_mismatch",
                 violation_error_message=(
-                    "An application token belongs to an application only; "
+                    "An application token or a publishable key belongs to an application only; "
                     "a personal token to a user only."
                 ),
+            ),
+            # A publishable key without an origin could be used by no page, and one with
+            # origins on another kind would suggest a restriction that is not applied.
+            models.CheckConstraint(
+                condition=(Q(kind=TokenKind.PUBLISHABLE) & ~Q(origins=[])) | (~Q(kind=TokenKind.PUBLISHABLE) & Q(origins=[])),
+                name="%(app_label)s_%(class)s_origins_only_on_publishable",
+                violation_error_code="token_origins_mismatch",
+                violation_error_message="A publishable key lists at least one origin; other tokens list none.",
             ),
             models.CheckConstraint(
                 condition=Q(digest__regex=r"^[0-9a-f]{64}$"),

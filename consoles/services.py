@@ -13,6 +13,7 @@ from django.views.decorators.debug import sensitive_variables
 from .errors import Conflict, InvalidInput, NotFound
 from .extensions import vocabulary_in_use
 from .models import ApiToken, Application, Membership, Role, TokenKind
+from .origins import origins_clean
 from .tokens import token_digest, token_display_prefix, token_generate
 
 # last_used_at is advisory; writing it on every request would turn each API
@@ -94,17 +95,29 @@ def token_issue(
     application: Application | None = None,
     user: AbstractBaseUser | None = None,
     created_by: AbstractBaseUser | None = None,
+    publishable: bool = False,
+    origins: list[str] | None = None,
 ) -> IssuedToken:
-    """Issue an application token (`application=`) or a personal token (`user=`)."""
+    """Issue an application token (`application=`), a personal token (`user=`), or a
+    publishable key for the flag widget (`application=`, `publishable=True` and the
+    `origins` whose pages may use it)."""
     if (application is None) == (user is None):
         raise InvalidInput("Give exactly one owner: an application or a user.")
+    if publishable and application is None:
+        raise InvalidInput("A publishable key belongs to an application.", fields={"application": "required"})
+    if origins and not publishable:
+        raise InvalidInput("Only a publishable key lists origins.", fields={"origins": "only for publishable keys"})
+    origins = origins_clean(origins or []) if publishable else []
     if not name.strip():
         raise InvalidInput("A token needs a name.", fields={"name": "required"})
     limit = ApiToken._meta.get_field("name").max_length
     if len(name.strip()) > limit:
         # SQLite would store it whole and PostgreSQL refuse it mid-insert (a traceback).
         raise InvalidInput(f"A token name has at most {limit} characters.", fields={"name": "too long"})
-    kind = TokenKind.APPLICATION if application is not None else TokenKind.PERSONAL
+    if publishable:
+        kind = TokenKind.PUBLISHABLE
+    else:
+        kind = TokenKind.APPLICATION if application is not None else TokenKind.PERSONAL
     secret = token_generate(kind)
     with transaction.atomic():
         token = ApiToken.objects.create(
@@ -115,6 +128,7 @@ def token_issue(
             prefix=token_display_prefix(secret),
             digest=token_digest(secret),
             created_by=created_by,
+            origins=origins,
         )
     return IssuedToken(token=token, secret=secret)
 

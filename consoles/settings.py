@@ -78,6 +78,9 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "consoles.middleware.PrivateNoStoreMiddleware",
     "consoles.middleware.NulGuardMiddleware",
+    # Before everything that could answer first: a publishable key is refused outside the
+    # embed routes, and the embed API's CORS preflight is answered here (consoles.embed).
+    "consoles.embed.EmbedMiddleware",
     "consoles.api.ApiBodyLimitMiddleware",
     "consoles.api.ApiErrorShapeMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -232,6 +235,27 @@ API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES, 2_621_440)
 
 DJANGO_TABLES2_TEMPLATE = "django_tables2/table.html"
+
+# --- The embeddable flag widget's publishable keys (consoles.embed) ----------
+# Their rate limits count in Django's database cache: every gunicorn worker and
+# every app server on the same database share one count (a process-local cache
+# would give each worker its own limit). The table is made by `migrate`
+# (consoles 0004). Its increment is a read then a write, so requests racing in
+# the same instant may each count once for two: under a burst a few more than the
+# limit can pass, never fewer. For exact counts point this alias at a cache with
+# an atomic increment (Django's Redis or Memcached backend) shared by all servers.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "ratelimit": {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "consoles_ratelimit_cache",
+        # Two windows of counters per key and per session: culled well before this.
+        "OPTIONS": {"MAX_ENTRIES": 100_000, "CULL_FREQUENCY": 4},
+    },
+}
+RATE_LIMIT_CACHE = "ratelimit"
+EMBED_RATE_PER_KEY = int(os.environ.get("EMBED_RATE_PER_KEY", "600"))  # requests a minute per publishable key
+EMBED_RATE_PER_SESSION = int(os.environ.get("EMBED_RATE_PER_SESSION", "20"))  # flags a minute per session_id
 
 # The exemplar bank's text embedding: "hashed-ngrams" (default, no model download) or
 # "minilm" (needs the optional extra: pip install '.[embeddings]'). Changing it rebuilds every bank.

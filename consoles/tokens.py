@@ -7,7 +7,8 @@ to slow down); the digest column is unique and indexed for the lookup.
 import hashlib
 import secrets
 
-PREFIXES = {"application": "cc_app_", "personal": "cc_pat_"}
+PREFIXES = {"application": "cc_app_", "personal": "cc_pat_", "publishable": "cc_pub_"}
+PUBLISHABLE_PREFIX = PREFIXES["publishable"]
 
 
 def token_generate(kind: str) -> str:

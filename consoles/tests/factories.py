@@ -44,6 +44,12 @@ def application_token(application: Application, name: str = "integration") -> st
     return token_issue(name=name, application=application).secret
 
 
+def publishable_key(application: Application, origins: tuple[str, ...] = ("https://chat.example.com",),
+                    name: str = "widget") -> str:
+    """Issue a publishable key (the flag widget's) and return its secret."""
+    return token_issue(name=name, application=application, publishable=True, origins=list(origins)).secret
+
+
 def personal_token(user, name: str = "laptop") -> str:
     return token_issue(name=name, user=user).secret
 

@@ -22,7 +22,7 @@ from django.test import Client
 from adjudication.models import Case, GoldLabelRevision
 from adjudication.tests.factories import case_payload
 from consoles.api import api
-from consoles.management.commands.load_demo import DEMO_TOKEN_SECRETS
+from consoles.management.commands.load_demo import DEMO_PUBLISHABLE_KEY, DEMO_TOKEN_SECRETS
 from consoles.models import Application
 from consoles.testing import api_operations, bearer
 from exemplars.models import DetectorProfile
@@ -105,9 +105,10 @@ def test_every_operation_says_what_it_does_and_documents_every_field():
 
 
 def test_every_operation_says_who_may_call_it():
-    """Application token, personal token or session: each description names its callers."""
+    """Application token, personal token, session or publishable key: each description names its callers."""
     vague = [f"{m} {p}" for m, p, o in _operations()
-             if not re.search(r"application token|application's token|personal token|session|any caller",
+             if not re.search(r"application token|application's token|personal token|session|any caller|"
+                              r"publishable key",
                               o.get("description", ""), re.IGNORECASE)]
     assert vague == []
 
@@ -224,6 +225,12 @@ def _calls(client: Client, token: str) -> dict[tuple[str, str], Callable[[], obj
         ("PUT", "/api/v1/bank/{profile}/vectors"): lambda: client.put(
             f"/api/v1/bank/{external.name}/vectors?application_id={APP}", data=json.dumps(vectors),
             content_type="application/json", **auth),
+        # The widget's operations take the demo's publishable key, whatever `token` is.
+        ("GET", "/api/v1/embed/problems"): lambda: client.get("/api/v1/embed/problems", **bearer(DEMO_PUBLISHABLE_KEY)),
+        ("POST", "/api/v1/embed/flags"): lambda: client.post(
+            "/api/v1/embed/flags", data=json.dumps({**valid("POST", "/api/v1/flags"), "message_id": "ct-embed",
+                                                    "session_id": "ct-s"}),
+            content_type="application/json", **bearer(DEMO_PUBLISHABLE_KEY)),
     }
 
 
@@ -269,7 +276,7 @@ def test_an_application_tokens_answers_match_the_schema_too(client, world):  # n
     token = DEMO_TOKEN_SECRETS[APP]
     problems = []
     for method, path, operation in _operations():
-        if method != "GET" or "{" in path or path.endswith(("/export", "/corpus")):
+        if method != "GET" or "{" in path or path.endswith(("/export", "/corpus")) or "/embed/" in path:
             continue
         response = client.get(path, **bearer(token))
         assert response.status_code == 200, (path, response.content[:200])

@@ -17,6 +17,7 @@ from django.test import Client
 
 from adjudication.tests.factories import case_payload
 from consoles.api import api
+from consoles.management.commands.load_demo import DEMO_PUBLISHABLE_KEY
 from consoles.testing import api_operations, bearer
 from teaching.tests.factories import candidate_payload
 
@@ -33,6 +34,10 @@ VALID: dict[tuple[str, str], dict] = {
         "region": "answer", "problem": "fabricated", "message_id": "cat-batch-1", "note": "n", "prompt": "p",
         "answer": "a", "context": "c", "session_id": "s", "end_user_ref": "u",
         "detector_scores": {"hallucination": 0.5}}]},
+    ("POST", "/api/v1/embed/flags"): {"region": "answer", "problem": "fabricated", "message_id": "cat-embed-1",
+                                      "note": "n", "prompt": "p", "answer": "a", "context": "c",
+                                      "session_id": "s", "end_user_ref": "u",
+                                      "detector_scores": {"hallucination": 0.5}},
     ("POST", "/api/v1/flags/{flag_id}/review"): {"status": "rejected", "version": 1, "note": "n"},
     ("POST", "/api/v1/cases"): {"cases": [case_payload("cat-1")]},
     ("POST", "/api/v1/cases/{case_pk}/feedback"): {"disposition": "agrees", "note": "n"},
@@ -137,8 +142,12 @@ class Catalogue:
 
 
 @pytest.fixture
-def catalogues(client, world):  # noqa: F811 - the sweep's fixture
-    return [Catalogue(client, world["owner_personal_token"], world["victims"], m, p, o)
+def catalogues(client, world, settings):  # noqa: F811 - the sweep's fixture
+    # The widget's operation takes the demo's publishable key; the catalogue is about input,
+    # so its many requests from one session are not held back by the session's limit.
+    settings.EMBED_RATE_PER_SESSION = settings.EMBED_RATE_PER_KEY = 100_000
+    return [Catalogue(client, DEMO_PUBLISHABLE_KEY if p.startswith("/api/v1/embed/") else world["owner_personal_token"],
+                      world["victims"], m, p, o)
             for m, p, o in write_operations()]
 
 

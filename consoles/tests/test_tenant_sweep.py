@@ -65,7 +65,9 @@ OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
 
 # Routes that belong to no application; anything else outside /a/<app>/ fails the sweep.
 GLOBAL_ROUTES = {"", "healthz", "favicon.ico", "login/", "logout/",
-                 "tokens/", "tokens/<int:pk>/revoke/"}  # the user's own personal tokens (test_my_tokens)
+                 "tokens/", "tokens/<int:pk>/revoke/",  # the user's own personal tokens (test_my_tokens)
+                 "embed/flag.js",  # the flag widget's script: the same for every host page
+                 "demo/chat/"}  # the sample chat page: the demo key's application only (tested below)
 GLOBAL_PREFIXES = ("admin/",  # staff only, Django admin's own permission checks
                    "api/")  # swept operation by operation below, through the OpenAPI schema
 
@@ -76,6 +78,8 @@ HUMAN_ONLY = {
 }
 # API operations that name no application at all.
 UNSCOPED = {("GET", "/api/v1/me")}
+# API operations that take a publishable key only: its application is the key's (swept below).
+PUBLISHABLE_ONLY = {("GET", "/api/v1/embed/problems"), ("POST", "/api/v1/embed/flags")}
 
 # Bodies that pass schema validation, so the tenant check is what answers; other
 # operations get a body made from their schema's required fields.
@@ -265,7 +269,7 @@ def _api_request(client, token: str, method: str, path: str, operation: dict, vi
 
 
 def swept_operations() -> list[tuple[str, str, dict]]:
-    return [(m, p, o) for m, p, o in api_operations() if (m, p) not in UNSCOPED]
+    return [(m, p, o) for m, p, o in api_operations() if (m, p) not in UNSCOPED | PUBLISHABLE_ONLY]
 
 
 def test_every_api_operation_is_404_for_a_personal_token_of_an_outsider(client, world):
@@ -358,3 +362,34 @@ def test_ids_in_a_posted_form_name_nothing_of_another_application(client, world)
     assert response.status_code == 422
     assert Flag.objects.filter(public_id__in=theirs_pending, status="pending").count() == len(theirs_pending)
     assert _object_counts() == before, "ids of another application's objects changed something"
+
+
+def test_the_publishable_key_operations_take_nothing_but_a_key_of_their_own_application(client, world):
+    """Every other token is refused there (403: a key is what a web page may hold), and
+    another application's key cannot name a victim application: it acts on its own only."""
+    from consoles.tests.factories import publishable_key
+
+    embed = [(m, p, o) for m, p, o in api_operations() if p.startswith("/api/v1/embed/")]
+    assert {(m, p) for m, p, _ in embed} == PUBLISHABLE_ONLY
+    attacker_key = publishable_key(Application.objects.get(slug="attacker"))
+    before = _object_counts()
+    for method, path, operation in embed:
+        for token in (world["attacker_app_token"], world["attacker_personal_token"], world["owner_personal_token"]):
+            response, _ = _api_request(client, token, method, path, operation, world["victims"])
+            assert response.status_code == 403, (method, path, response.status_code)
+            assert response.json()["error"]["code"] == "publishable_key_required"
+        if _names_application(operation):
+            response, _ = _api_request(client, attacker_key, method, path, operation, world["victims"])
+            assert response.status_code == 403, (method, path, response.status_code, response.content[:300])
+            assert response.json()["error"]["code"] == "application_mismatch"
+    assert _object_counts() == before
+    problems = client.get("/api/v1/embed/problems", **bearer(attacker_key)).json()["problems"]
+    assert problems == [{"key": p["key"], "label": p["label"]} for p in Application.objects.get(slug="attacker").problems]
+
+
+def test_the_sample_chat_page_shows_the_demo_key_and_nothing_else(client, world):
+    from consoles.management.commands.load_demo import DEMO_PUBLISHABLE_KEY, DEMO_TOKEN_SECRETS
+
+    page = client.get("/demo/chat/").content.decode()
+    assert DEMO_PUBLISHABLE_KEY in page
+    assert not any(secret in page for secret in DEMO_TOKEN_SECRETS.values())

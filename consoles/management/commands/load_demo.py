@@ -8,6 +8,7 @@ from django.db import transaction
 from consoles.extensions import demo_loaders
 from consoles.management.base import DomainCommand
 from consoles.models import ApiToken, Application, Membership, Role, TokenKind
+from consoles.origins import origins_clean
 from consoles.tokens import token_digest, token_display_prefix
 
 DEMO_PASSWORD = "demo-pass-2026"  # noqa: S105 - published demo login
@@ -43,6 +44,11 @@ DEMO_TOKEN_SECRETS = {
     "acme-chat": "cc_app_demo-acme-chat-integration-token",
     "globex-verifier": "cc_app_demo-globex-verifier-integration-token",
 }
+# The flag widget's publishable key on the sample chat page (/demo/chat/): public by
+# design, for the origins `make run` serves from (more with --origin).
+DEMO_PUBLISHABLE_APPLICATION = "acme-chat"
+DEMO_PUBLISHABLE_KEY = "cc_pub_demo-acme-chat-widget-key"  # noqa: S105 - published demo key
+DEMO_WIDGET_ORIGINS = ["http://127.0.0.1:8000", "http://localhost:8000"]
 
 
 class Command(DomainCommand):
@@ -52,6 +58,10 @@ class Command(DomainCommand):
         parser.add_argument(
             "--scratch", action="store_true",
             help="load it even with DEBUG=0: for a throwaway server (the reliability harness), never a deployment",
+        )
+        parser.add_argument(
+            "--origin", action="append", default=[], dest="origins", metavar="ORIGIN",
+            help="another origin the demo chat page is served from (make run passes http://HOST:PORT)",
         )
 
     def handle(self, *args, **options) -> None:
@@ -100,6 +110,7 @@ class Command(DomainCommand):
                         "prefix": token_display_prefix(secret),
                     },
                 )
+            _demo_publishable_key(applications, options["origins"])
             for loader in demo_loaders():
                 for application in applications:
                     loader(application=application, users=users)
@@ -110,3 +121,23 @@ class Command(DomainCommand):
             self.stdout.write(f"  {username:<9} / {DEMO_PASSWORD}   {role}{extra}")
         for slug, secret in DEMO_TOKEN_SECRETS.items():
             self.stdout.write(f"  API token for {slug}: {secret}")
+        self.stdout.write(f"  Publishable key for {DEMO_PUBLISHABLE_APPLICATION}: {DEMO_PUBLISHABLE_KEY} "
+                          "(the sample chat page, /demo/chat/)")
+
+
+def _demo_publishable_key(applications: list[Application], extra_origins: list[str]) -> None:
+    """The widget key of the sample chat page, listing every origin asked for so far."""
+    application = next(a for a in applications if a.slug == DEMO_PUBLISHABLE_APPLICATION)
+    origins = origins_clean([*DEMO_WIDGET_ORIGINS, *extra_origins])
+    token, created = ApiToken.objects.get_or_create(
+        digest=token_digest(DEMO_PUBLISHABLE_KEY),
+        defaults={
+            "kind": TokenKind.PUBLISHABLE,
+            "name": "demo chat widget",
+            "application": application,
+            "prefix": token_display_prefix(DEMO_PUBLISHABLE_KEY),
+            "origins": origins,
+        },
+    )
+    if not created and not set(origins) <= set(token.origins):
+        ApiToken.objects.filter(pk=token.pk).update(origins=[*token.origins, *(o for o in origins if o not in token.origins)])
