@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 # Home-card counts stop here: the card says "N+" rather than counting a huge table.
 COUNT_CAP = 10_000
@@ -19,6 +20,15 @@ class FeedbackConfig(AppConfig):
         register_home_cards(_home_cards, order=10)
         register_demo_loader(load_demo_flags, order=10)
         register_vocabulary_use(_vocabulary_use)
+        # SQLite drops a table's triggers when a migration rebuilds the table:
+        # the search index's are put back after every migrate (feedback.search).
+        post_migrate.connect(_search_index_in_step, sender=self)
+
+
+def _search_index_in_step(using: str = "default", **kwargs) -> None:
+    from .search import ensure_sqlite_index
+
+    ensure_sqlite_index(using=using)
 
 
 # The flag columns that hold each of an application's vocabularies.

@@ -7,9 +7,10 @@ from consoles.models import Application
 from consoles.text import humanise
 
 from .models import AuthorKind, FlagStatus, Region, Verdict
+from .search import MAX_QUERY_LENGTH
 from .selectors import FlagFilters
 
-FILTER_KEYS = ("status", "axis", "region", "problem", "author_kind", "created_from", "created_to", "sort")
+FILTER_KEYS = ("q", "status", "axis", "region", "problem", "author_kind", "created_from", "created_to", "sort")
 
 
 def _choices(pairs, blank: str = "Any") -> list[tuple[str, str]]:
@@ -17,6 +18,12 @@ def _choices(pairs, blank: str = "Any") -> list[tuple[str, str]]:
 
 
 class FlagFilterForm(forms.Form):
+    # Length and wording are checked by the selector (FlagFilters.validate), as for the API.
+    q = forms.CharField(
+        required=False, label="Search", strip=True,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words in prompt, answer or note",
+                                      "maxlength": MAX_QUERY_LENGTH, "data-testid": "search"}),
+    )
     status = forms.ChoiceField(required=False, choices=_choices(FlagStatus.choices))
     axis = forms.ChoiceField(required=False)
     region = forms.ChoiceField(required=False, choices=_choices(Region.choices))
@@ -48,7 +55,7 @@ class FlagFilterForm(forms.Form):
         return FlagFilters(
             status=data.get("status") or "", axis=data.get("axis") or "", region=data.get("region") or "",
             problem=data.get("problem") or "", author_kind=data.get("author_kind") or "",
-            created_from=data.get("created_from"), created_to=data.get("created_to"),
+            created_from=data.get("created_from"), created_to=data.get("created_to"), q=data.get("q") or "",
         )
 
     def order(self) -> str:
