@@ -98,6 +98,17 @@ def case_get(*, application: Application, pk: int) -> Case:
     return case
 
 
+def case_get_by_ref(*, application: Application, ref: str) -> Case:
+    """A case by its case id, or by its number when no case has that id (the
+    case id wins: a pipeline may well number its cases)."""
+    case = Case.objects.filter(application=application, case_id=ref).first()
+    if case is None and ref.isascii() and ref.isdigit() and len(ref) < 19:
+        case = Case.objects.filter(application=application, pk=int(ref)).first()
+    if case is None:
+        raise NotFound("No such case.")
+    return case
+
+
 def case_get_by_case_id(*, application: Application, case_id: str) -> Case:
     case = Case.objects.filter(application=application, case_id=case_id).first()
     if case is None:

@@ -142,7 +142,7 @@ def run(database: str) -> None:
     verdict = "PASS" if rare < TARGET_MS else "FAIL"
     print(f"  rare word: p95 {rare:.1f} ms, target < {TARGET_MS:.0f} ms: {verdict}")
     print(f"  load average after (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
-    if database == "postgresql":
+    if database == "postgresql" and not os.environ.get("BENCH_SEARCH_KEEP"):
         connection.close()
         drop_pg_database(PG_NAME)
 

@@ -50,7 +50,7 @@ def _first(model: str, field: str, **filters) -> Callable[[Application], object]
 OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("", "app_slug"): lambda application: application.slug,
     ("feedback", "public_id"): _first("feedback.Flag", "public_id"),
-    ("adjudication", "pk"): _first("adjudication.Case", "pk"),
+    ("adjudication", "case_ref"): _first("adjudication.Case", "case_id"),
     ("adjudication", "entry_pk"): _first("adjudication.QueueEntry", "pk"),
     ("sampling", "pk"): _first("sampling.SamplingPlan", "pk"),
     ("teaching", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
@@ -58,7 +58,7 @@ OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("exemplars", "pk"): _first("exemplars.DetectorProfile", "pk"),
     # API path parameters
     ("api", "flag_id"): _first("feedback.Flag", "public_id"),
-    ("api", "case_pk"): _first("adjudication.Case", "pk"),
+    ("api", "case_ref"): _first("adjudication.Case", "case_id"),
     ("api", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
 }
 
@@ -80,7 +80,7 @@ UNSCOPED = {("GET", "/api/v1/me")}
 BODIES: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/flags"): {"region": "answer", "problem": "fabricated", "message_id": "sweep-1"},
     ("POST", "/api/v1/flags/{flag_id}/review"): {"status": "rejected", "version": 1},
-    ("POST", "/api/v1/cases/{case_pk}/feedback"): {"disposition": "agrees"},
+    ("POST", "/api/v1/cases/{case_ref}/feedback"): {"disposition": "agrees"},
     ("POST", "/api/v1/teaching/proposals/{proposal_id}/decision"): {"decision": "withdraw"},
     ("POST", "/api/v1/score"): {"detector": "hummingbird", "region": "answer", "text": "t",
                                 "axis_energy": {"hallucination": {"p_detector": 0.3, "threshold": 0.5}}},
