@@ -343,7 +343,10 @@ def test_ids_in_a_posted_form_name_nothing_of_another_application(client, world)
     CorpusEntry = apps.get_model("teaching.CorpusEntry")
     theirs_pending = list(Flag.objects.filter(application=b, status="pending").values_list("public_id", flat=True)[:5])
     their_label = CaseLabel.objects.filter(application=b).order_by("pk").first()
-    their_entries = list(CorpusEntry.objects.filter(application=b).order_by("pk").values_list("pk", flat=True)[:2])
+    # Entries are named by their number within the URL's application: B's numbers
+    # past A's last one name nothing in A.
+    last_of_a = CorpusEntry.objects.filter(application=a).order_by("-number").values_list("number", flat=True)[0]
+    their_entries = [last_of_a + 1, last_of_a + 2]
     assert theirs_pending and their_label and len(their_entries) == 2
     before = _object_counts()
     client.force_login(world["owner"])

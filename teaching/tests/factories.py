@@ -28,6 +28,8 @@ class CorpusEntryFactory(factory.django.DjangoModelFactory):
         model = CorpusEntry
 
     application = factory.SubFactory(ApplicationFactory)
+    # Unique across the run, so unique within any application too.
+    number = factory.Sequence(lambda n: n + 1)
     subject = factory.Sequence(lambda n: f"seed{n}")
     intent = "capital_of"
     connective = "is"

@@ -123,7 +123,7 @@ def test_export_and_supersede(world, operator, tmp_path):
     assert "Wrote 2 active corpus entries" in run("export", "--out", str(out), "--app", "acme")
     assert [json.loads(line)["object"] for line in out.read_text().splitlines()] == ["france", "italy"]
     assert f"Corpus entry {first.pk} retired" in run(
-        "supersede", str(first.pk), "--by", str(second.pk), "--operator", "olga", "--app", "acme"
+        "supersede", str(first.number), "--by", str(second.number), "--operator", "olga", "--app", "acme"
     )
     assert "Wrote 1 active corpus entry to" in run("export", "--out", str(out), "--app", "acme")
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [second.pk]
