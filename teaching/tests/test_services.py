@@ -314,10 +314,13 @@ def test_supersession_retires_an_entry_without_rewriting_it(world, operator):
 
 
 def test_supersession_is_sealed_per_application(world, operator):
-    foreign = CorpusEntryFactory(application=ApplicationFactory())
     mine = CorpusEntry.objects.filter(application=world).first()
+    other = ApplicationFactory()
+    for _ in range(CorpusEntry.objects.filter(application=world).count() + 1):
+        foreign = CorpusEntryFactory(application=other)  # numbered past the world's last entry
     with pytest.raises(NotFound):
-        corpus_supersede(application=world, entry_number=mine.number, superseded_by_number=foreign.number, operator=operator)
+        corpus_supersede(application=world, entry_number=mine.number, superseded_by_number=foreign.number,
+                         operator=operator)
 
 
 def test_export_writes_the_active_corpus_atomically_with_its_manifest(world, operator, tmp_path):
