@@ -5,6 +5,7 @@ from django import forms
 from consoles.errors import InvalidInput
 from consoles.models import Application
 from consoles.text import humanise
+from consoles.widgets import IsoDateInput
 
 from .models import AuthorKind, FlagStatus, Region, Verdict
 from .search import MAX_QUERY_LENGTH
@@ -29,8 +30,8 @@ class FlagFilterForm(forms.Form):
     region = forms.ChoiceField(required=False, choices=_choices(Region.choices))
     problem = forms.ChoiceField(required=False)
     author_kind = forms.ChoiceField(required=False, label="Flagged by", choices=_choices(AuthorKind.choices))
-    created_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    created_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    created_from = forms.DateField(required=False, label="From", widget=IsoDateInput())
+    created_to = forms.DateField(required=False, label="To", widget=IsoDateInput())
     sort = forms.ChoiceField(
         required=False, choices=[("-created", "Newest first"), ("created", "Oldest first")]
     )

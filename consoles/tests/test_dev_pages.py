@@ -53,3 +53,14 @@ def test_a_403_is_logged_once_in_one_line(client, application, member):
     logged = [line for line in stream.getvalue().splitlines() if line.strip()]
     assert len(logged) == 1 and "Forbidden" in logged[0], logged
     assert "Traceback" not in stream.getvalue()
+
+
+def test_date_inputs_take_and_show_iso_days(application):
+    import datetime
+
+    from feedback.forms import FlagFilterForm
+
+    form = FlagFilterForm(initial={"created_from": datetime.date(2026, 11, 2)}, application=application)
+    html = str(form["created_from"])
+    assert 'type="text"' in html and 'placeholder="YYYY-MM-DD"' in html and 'value="2026-11-02"' in html
+    assert 'type="date"' not in html  # the browser's locale (mm/dd/yyyy) beside ISO dates elsewhere
