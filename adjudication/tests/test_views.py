@@ -151,7 +151,7 @@ def test_case_list_filters_and_htmx_partial(client, application, curator, django
 
 
 def _listed(html: str) -> list[str]:
-    return re.findall(r'<td><a href="/a/[^/]+/cases/[^/"]+/">([^<]+)</a>', html)
+    return re.findall(r'<td><a class="case-id" href="/a/[^/]+/cases/[^/"]+/">([^<]+)</a>', html)
 
 
 def test_case_list_pages_newest_first_by_cursor_keeping_its_filters(
