@@ -14,7 +14,7 @@ from ninja import Field, Path, Query, Router, Schema, Status
 from consoles.access import Principal
 from consoles.api import CURSOR_DESCRIPTION, ERRORS, WRITE_ERRORS, ErrorOut, page_out, page_schema
 from consoles.errors import InvalidInput
-from consoles.models import Role
+from consoles.models import Application, Role
 from consoles.pagination import keyset_page
 from consoles.schemas import StrictIn
 from feedback.services import Actor as FeedbackActor
@@ -43,7 +43,7 @@ BANDS = ["verified", "corroborated", "qualified", "contested", "refuted", "unsup
 
 
 class CaseImportedOut(Schema):
-    id: int = Field(description="The case's number in the console: use it in `/cases/{case_pk}`.")
+    id: int = Field(description="The case's number in the console: use it, or `case_id`, in `/cases/{case_ref}`.")
     case_id: str = Field(description="The case id you sent.")
     status: Literal["created", "unchanged"] = Field(
         description="`created`, or `unchanged` when the same case was already imported."
@@ -147,9 +147,18 @@ def _actor(principal: Principal):
     return principal.token if principal.kind == "application" else principal.user
 
 
-def case_for(principal: Principal, case_pk: int, *, role: str = Role.VIEWER) -> Case:
-    """A case found by id, sealed: another tenant's case is the same 404 as a missing one."""
-    case = case_get_visible(applications=principal.visible_applications(), pk=case_pk)
+def case_for(principal: Principal, case_ref: str, application_id: str | None = None, *,
+             role: str = Role.VIEWER) -> Case:
+    """A case named by its case id (as the pipeline and the screens name it) or by its
+    number, sealed: another tenant's case is the same 404, through the same query, as a
+    missing one. Case ids are unique within an application: an application token looks
+    in its own; a person in `application_id` when given, else in every application they
+    are a member of (a case id two of them hold is 422: name `application_id`)."""
+    if application_id:
+        applications = Application.objects.filter(pk=principal.application_for(application_id, role=role).pk)
+    else:
+        applications = principal.visible_applications()
+    case = case_get_visible(applications=applications, ref=case_ref)
     principal.require_member(case.application, role=role)
     return case
 
@@ -199,18 +208,21 @@ def cases_list(request: HttpRequest, filters: Query[CaseListFilters]):
     return page_out(page)  # the schema reads each case's fields
 
 
-CASE_PK = Path(description="The case's number in the console (`id`, not `case_id`).")
+CASE_REF = Path(description="The case's `case_id` (as imported), or its number in the console (`id`) when no "
+               "case has that case id.")
+CASE_APPLICATION = Query(None, description=APPLICATION_ID + " Only needed when two of your applications hold "
+                         "the same case id.")
 
 
-@router.get("/cases/{case_pk}", response={200: CaseDetailOut, **ERRORS},
+@router.get("/cases/{case_ref}", response={200: CaseDetailOut, **ERRORS},
             summary="A case with its evidence, source families, fusion and gaps")
-def case_detail(request: HttpRequest, case_pk: int = CASE_PK) -> dict:
+def case_detail(request: HttpRequest, case_ref: str = CASE_REF, application_id: str | None = CASE_APPLICATION) -> dict:
     """The case as the curators see it: its evidence, which records share a source
     (`source_families`), the fused verdict, the gaps in its evidence and its gold history.
 
     Any member (viewer role or above) with a personal token or session, or the
     application's token; a case of another application is 404."""
-    case = case_for(request.auth, case_pk)
+    case = case_for(request.auth, case_ref, application_id)
     rows = case_evidence(case=case)
     records = evidence_records(rows)
     fusion = fuse(records)
@@ -275,16 +287,17 @@ class CaseFeedbackOut(Schema):
     created_at: datetime = Field(description="When (UTC).")
 
 
-@router.post("/cases/{case_pk}/feedback", response={201: CaseFeedbackOut, **WRITE_ERRORS},
+@router.post("/cases/{case_ref}/feedback", response={201: CaseFeedbackOut, **WRITE_ERRORS},
              summary="Agree or disagree with a case")
-def case_feedback(request: HttpRequest, payload: CaseFeedbackIn, case_pk: int = CASE_PK):
+def case_feedback(request: HttpRequest, payload: CaseFeedbackIn, case_ref: str = CASE_REF,
+                  application_id: str | None = CASE_APPLICATION):
     """An operator (session or personal token) or an agent (application token)
     posts a disposition. The case's replay manifest is frozen into the feedback.
     Feedback never changes the case, a label or a gold label; it only raises the
     case's priority for sampling. Any member (viewer role or above) or the application's
     token; a case of another application is 404. Each post is a new feedback (201)."""
     principal: Principal = request.auth
-    case = case_for(principal, case_pk)
+    case = case_for(principal, case_ref, application_id)
     actor = FeedbackActor(user=principal.user) if principal.is_human else FeedbackActor(token=principal.token)
     row = case_feedback_submit(
         application=case.application,

@@ -71,6 +71,12 @@ class Case(models.Model):
     def __str__(self) -> str:
         return self.case_id
 
+    @property
+    def ref(self) -> str:
+        """How a URL names the case: its case id, or its number when the id
+        cannot be one path segment (it holds a `/`) or is empty."""
+        return self.case_id if self.case_id and "/" not in self.case_id else str(self.pk)
+
 
 class Evidence(models.Model):
     case = models.ForeignKey(Case, on_delete=models.CASCADE, related_name="evidence")

@@ -9,7 +9,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from consoles.dbfunctions import UtcDay, as_date, day_bounds, day_start
-from consoles.errors import NotFound
+from consoles.errors import InvalidInput, NotFound
 from consoles.lookups import HasString, ILike
 from consoles.models import Application
 from consoles.pagination import Keyset
@@ -98,10 +98,28 @@ def case_get(*, application: Application, pk: int) -> Case:
     return case
 
 
-def case_get_visible(*, applications: QuerySet[Application], pk: int) -> Case:
-    """A case by number among `applications` (those an API caller may see): another
-    tenant's case and a missing one are the same "no row", the same 404."""
-    case = Case.objects.select_related("application").filter(application__in=applications, pk=pk).first()
+def case_get_visible(*, applications: QuerySet[Application], ref: str) -> Case:
+    """A case named by its case id (or, when no case has that id, its number) among
+    `applications`, those an API caller may see: another tenant's case and a missing
+    one are the same "no row", the same 404. A case id two of them hold is bad input."""
+    cases = Case.objects.select_related("application").filter(application__in=applications)
+    found = list(cases.filter(case_id=ref)[:2])
+    if len(found) > 1:
+        raise InvalidInput("Two of your applications have a case with this id: name the application.",
+                           fields={"application_id": "required: the case id is not unique across your applications"})
+    if not found and ref.isascii() and ref.isdigit() and len(ref) < 19:
+        found = list(cases.filter(pk=int(ref))[:1])
+    if not found:
+        raise NotFound("No such case.")
+    return found[0]
+
+
+def case_get_by_ref(*, application: Application, ref: str) -> Case:
+    """A case by its case id, or by its number when no case has that id (the
+    case id wins: a pipeline may well number its cases)."""
+    case = Case.objects.filter(application=application, case_id=ref).first()
+    if case is None and ref.isascii() and ref.isdigit() and len(ref) < 19:
+        case = Case.objects.filter(application=application, pk=int(ref)).first()
     if case is None:
         raise NotFound("No such case.")
     return case

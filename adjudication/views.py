@@ -26,7 +26,7 @@ from .selectors import (
     CASES,
     application_agreement,
     case_evidence,
-    case_get,
+    case_get_by_ref,
     case_labels_for,
     case_list,
     evidence_records,
@@ -50,10 +50,11 @@ from .services import (
 PAGE_SIZE = 50
 
 
-def _case(request: HttpRequest, pk: int) -> Case:
-    """The case in the URL's application; another application's (or none) is a 404."""
+def _case(request: HttpRequest, case_ref: str) -> Case:
+    """The case in the URL's application, by its case id (or its number); another
+    application's (or none) is a 404."""
     try:
-        return case_get(application=request.application, pk=pk)
+        return case_get_by_ref(application=request.application, ref=case_ref)
     except NotFound as exc:
         raise Http404(exc.message) from exc
 
@@ -65,8 +66,8 @@ def _entry(request: HttpRequest, pk: int) -> QueueEntry:
         raise Http404(exc.message) from exc
 
 
-def _case_url(request: HttpRequest, pk: int) -> str:
-    return reverse("adjudication:case", args=[request.application.slug, pk])
+def _case_url(request: HttpRequest, case: Case) -> str:
+    return reverse("adjudication:case", args=[request.application.slug, case.ref])
 
 
 @member_required()
@@ -98,8 +99,8 @@ def index(request: HttpRequest) -> HttpResponse:
 
 
 @member_required()
-def case_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    return _render_case(request, _case(request, pk))
+def case_detail(request: HttpRequest, case_ref: str) -> HttpResponse:
+    return _render_case(request, _case(request, case_ref))
 
 
 def _render_case(request: HttpRequest, case, *, label_form=None, feedback_form=None, status: int = 200) -> HttpResponse:
@@ -140,8 +141,8 @@ def _render_case(request: HttpRequest, case, *, label_form=None, feedback_form=N
 
 @require_POST
 @member_required(Role.CURATOR)
-def label(request: HttpRequest, pk: int) -> HttpResponse:
-    case = _case(request, pk)
+def label(request: HttpRequest, case_ref: str) -> HttpResponse:
+    case = _case(request, case_ref)
     form = LabelForm(request.POST, application=request.application)
     if form.is_valid():
         try:
@@ -156,23 +157,23 @@ def label(request: HttpRequest, pk: int) -> HttpResponse:
             exc.add_to_form(form)
         else:
             messages.success(request, "Label saved. Other curators' labels are now visible.")
-            return redirect(_case_url(request, case.pk))
+            return redirect(_case_url(request, case))
     return _render_case(request, case, label_form=form, status=422)
 
 
 @require_POST
 @member_required(Role.CURATOR)
-def promote(request: HttpRequest, pk: int) -> HttpResponse:
-    case = _case(request, pk)
+def promote(request: HttpRequest, case_ref: str) -> HttpResponse:
+    case = _case(request, case_ref)
     form = PromoteForm(request.POST)
     if not form.is_valid():
         why = form.errors.get("rationale")
         messages.error(request, f"Not promoted: the reason: {why[0]}" if why else "Choose a label to promote.")
-        return redirect(_case_url(request, case.pk))
+        return redirect(_case_url(request, case))
     chosen = CaseLabel.objects.filter(case=case, pk=form.cleaned_data["label_id"]).first()
     if chosen is None:
         messages.error(request, "That label is not on this case.")
-        return redirect(_case_url(request, case.pk))
+        return redirect(_case_url(request, case))
     try:
         revision = gold_promote(
             application=request.application,
@@ -185,7 +186,7 @@ def promote(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, exc.message)
     else:
         messages.success(request, f"Gold label is now “{humanise(revision.label)}” (revision {revision.revision}).")
-    return redirect(_case_url(request, case.pk))
+    return redirect(_case_url(request, case))
 
 
 def _already_queued(case: Case) -> str:
@@ -199,15 +200,15 @@ def _already_queued(case: Case) -> str:
 
 @require_POST
 @member_required(Role.CURATOR)
-def enqueue(request: HttpRequest, pk: int) -> HttpResponse:
-    case = _case(request, pk)
+def enqueue(request: HttpRequest, case_ref: str) -> HttpResponse:
+    case = _case(request, case_ref)
     form = EnqueueForm(request.POST)
     if form.is_valid():
         reason = form.cleaned_data["selection_reason"]
     elif (request.POST.get("selection_reason") or "").strip():
         # A reason was given but refused (too long): say so rather than file it as "manual".
         messages.error(request, f"Not added to the queue: the reason: {form.errors['selection_reason'][0]}")
-        return redirect(_case_url(request, case.pk))
+        return redirect(_case_url(request, case))
     else:
         reason = MANUAL_REASON
     try:
@@ -219,13 +220,13 @@ def enqueue(request: HttpRequest, pk: int) -> HttpResponse:
             messages.info(request, _already_queued(case))
         else:
             messages.success(request, "Added to the queue.")
-    return redirect(_case_url(request, case.pk))
+    return redirect(_case_url(request, case))
 
 
 @require_POST
 @member_required()
-def feedback(request: HttpRequest, pk: int) -> HttpResponse:
-    case = _case(request, pk)
+def feedback(request: HttpRequest, case_ref: str) -> HttpResponse:
+    case = _case(request, case_ref)
     form = CaseFeedbackForm(request.POST)
     if form.is_valid():
         case_feedback_submit(
@@ -237,7 +238,7 @@ def feedback(request: HttpRequest, pk: int) -> HttpResponse:
             actor=FeedbackActor(user=request.user),
         )
         messages.success(request, "Feedback recorded. It raises the case's priority; it is not a label.")
-        return redirect(_case_url(request, case.pk))
+        return redirect(_case_url(request, case))
     return _render_case(request, case, feedback_form=form, status=422)
 
 
@@ -264,7 +265,7 @@ def claim_next(request: HttpRequest) -> HttpResponse:
     if entry is None:
         messages.info(request, "Nothing left in the queue for you.")
         return redirect("adjudication:queue", app_slug=request.application.slug)
-    return redirect(_case_url(request, entry.case_id))
+    return redirect(_case_url(request, entry.case))
 
 
 @require_POST
@@ -294,7 +295,7 @@ def skip(request: HttpRequest, entry_pk: int) -> HttpResponse:
         messages.info(request, "Skipped. Nothing else is waiting for you.")
         return redirect("adjudication:queue", app_slug=request.application.slug)
     messages.info(request, "Skipped; here is the next one.")
-    return redirect(_case_url(request, following.case_id))
+    return redirect(_case_url(request, following.case))
 
 
 @member_required()

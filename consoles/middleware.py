@@ -94,3 +94,35 @@ class PrivateNoStoreMiddleware:
         if "public" not in response.get("Cache-Control", ""):
             patch_cache_control(response, private=True, no_store=True)
         return response
+
+
+class ProjectNotFoundPageMiddleware:
+    """In development (`make run`, DEBUG on) a 404 is the project's own page, as
+    in production, rather than Django's debug page listing every URL pattern:
+    an unknown id or a mistyped link then looks as it will for real. DEBUG keeps
+    its tracebacks for real errors. The API answers its own JSON 404s.
+
+    Two ways Django reaches its debug 404: a view raising Http404 (an unknown
+    id; answered in process_exception) and a URL nothing resolves (no
+    `resolver_match` on the request; the debug page is replaced on the way out).
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if settings.DEBUG and response.status_code == 404 and getattr(request, "resolver_match", None) is None:
+            return self._page(request, None)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if settings.DEBUG and isinstance(exception, Http404):
+            return self._page(request, exception)
+        return None
+
+    @staticmethod
+    def _page(request: HttpRequest, exception: Exception | None) -> HttpResponse:
+        from django.views.defaults import page_not_found
+
+        return page_not_found(request, exception or Http404())

@@ -92,6 +92,7 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "consoles.middleware.HtmxLoginRedirectMiddleware",
+    "consoles.middleware.ProjectNotFoundPageMiddleware",
     # Last, as django-axes asks: it answers a locked-out login with its lockout page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -264,6 +265,12 @@ EXEMPLAR_EMBEDDER = os.environ.get("EXEMPLAR_EMBEDDER", "hashed-ngrams")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # A refusal (403) or a missing page (404) is one line, not a traceback: it is
+    # the answer working, not a fault. Errors (5xx) keep theirs.
+    "filters": {"client_errors_in_one_line": {"()": "consoles.logfilters.ClientErrorsInOneLine"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["client_errors_in_one_line"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # Django's own default sends its records to a console handler in DEBUG and
+    # then on to the root's: each line twice. Only the root's writes them.
+    "loggers": {"django": {"handlers": [], "level": os.environ.get("LOG_LEVEL", "WARNING"), "propagate": True}},
 }

@@ -130,7 +130,7 @@ def _external_profile(request: HttpRequest, name: str, application_id: str | Non
     application = principal.application_for(application_id, role=role)
     profile = profile_get(application=application, name=name) if "\x00" not in name else None
     if profile is None:
-        raise NotFound(f"No detector profile {name!r} in this application.", fields={"profile": "unknown"})
+        raise NotFound("No such detector profile in this application.", fields={"profile": "unknown"})
     if not is_external(profile):
         raise InvalidInput(f"Detector {name!r} is embedded by the console; it has no detector-owned vectors.",
                            code="not_external", fields={"profile": "its embedder is not external"})

@@ -75,6 +75,15 @@ def _page(
     request: HttpRequest, *, status: int = 200, edited_profile_form: tuple[int, ProfileForm] | None = None,
     unconfirmed_delete: int | None = None, **overrides,
 ) -> HttpResponse:
+    context = _context(request, edited_profile_form=edited_profile_form, unconfirmed_delete=unconfirmed_delete)
+    context.update(overrides)
+    return render(request, "exemplars/bank.html", context, status=status)
+
+
+def _context(
+    request: HttpRequest, *, edited_profile_form: tuple[int, ProfileForm] | None = None,
+    unconfirmed_delete: int | None = None,
+) -> dict:
     application = request.application
     profiles = list(selectors.profile_list(application=application))
     for profile in profiles:
@@ -97,8 +106,7 @@ def _page(
         "try_form": TryForm(profiles=profiles, initial={"detector": profiles[0].name} if profiles else None),
         "result": None,
     }
-    context.update(overrides)
-    return render(request, "exemplars/bank.html", context, status=status)
+    return context
 
 
 @member_required()
@@ -127,7 +135,10 @@ def try_it(request: HttpRequest) -> HttpResponse:
         except DomainError as exc:
             error = exc.message
     if request.htmx:
-        return render(request, "exemplars/bank.html#tryit", {"try_form": form, "result": result, "error": error})
+        # A try builds the bank when the approved set moved: the profiles pane
+        # (version, size, last rebuild) comes along, swapped out of band.
+        context = {**_context(request), "try_form": form, "result": result, "error": error, "oob": True}
+        return render(request, "exemplars/bank.html#tryit", context)
     return _page(request, try_form=form, result=result, error=error)
 
 

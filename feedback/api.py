@@ -70,6 +70,10 @@ AXIS_QUERY = Query("", description="Only this axis (one of the application's).")
 PROBLEM_QUERY = Query("", description="Only this problem (one of the application's).")
 CREATED_FROM_QUERY = Query(None, description="Flagged on or after this UTC day (YYYY-MM-DD).")
 CREATED_TO_QUERY = Query(None, description="Flagged on or before this UTC day (YYYY-MM-DD).")
+# No max_length here: the selector's own check answers a long query, as the screen does.
+SEARCH_QUERY = Query("", description="Free text: every word (letters and digits; anything else separates "
+                     "words) begins a word of the prompt, the answer or the note, in any case. Words of one or "
+                     "two characters match whole words only. At most 200 characters.")
 
 
 class FlagIn(StrictIn):
@@ -329,6 +333,7 @@ def flag_list(
     author_kind: AuthorKindFilter = AUTHOR_KIND_QUERY,
     created_from: date | None = CREATED_FROM_QUERY,
     created_to: date | None = CREATED_TO_QUERY,
+    q: str = SEARCH_QUERY,
     sort: Literal["-created", "created"] = Query("-created", description="`-created` newest first, "
                                                  "`created` oldest first."),
     cursor: str | None = CURSOR_QUERY,
@@ -344,7 +349,7 @@ def flag_list(
     principal: Principal = request.auth
     application = principal.application_for(application_id, role=Role.VIEWER)
     filters = FlagFilters(status=status, axis=axis, region=region, problem=problem, author_kind=author_kind,
-                          created_from=created_from, created_to=created_to)
+                          created_from=created_from, created_to=created_to, q=q)
     page = flag_page(application=application, filters=filters, order=sort, cursor=cursor, limit=limit)
     for flag in page.items:
         flag.application = application  # one application for the whole page: no per-row query

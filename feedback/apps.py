@@ -1,7 +1,10 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 # Home-card counts stop here: the card says "N+" rather than counting a huge table.
 COUNT_CAP = 10_000
+# The overview's default range (overview.forms.DEFAULT_DAYS), and a day to spare.
+DEMO_HISTORY_DAYS = 31
 
 
 class FeedbackConfig(AppConfig):
@@ -18,7 +21,27 @@ class FeedbackConfig(AppConfig):
 
         register_home_cards(_home_cards, order=10)
         register_demo_loader(load_demo_flags, order=10)
+        # Last of all: the overview's ended days, summed once the demo's history is written.
+        register_demo_loader(_sum_demo_history, order=10_000)
         register_vocabulary_use(_vocabulary_use)
+        # SQLite drops a table's triggers when a migration rebuilds the table:
+        # the search index's are put back after every migrate (feedback.search).
+        post_migrate.connect(_search_index_in_step, sender=self)
+
+
+def _sum_demo_history(*, application, users) -> None:
+    """The demo's history is dated in the past, which forgets the stored days:
+    sum them now (as `sum_history` does from cron), so the first overview after
+    `make run` reads them instead of summing four weeks while the lead waits."""
+    from .history import history_days_sum
+
+    history_days_sum(application=application, days=DEMO_HISTORY_DAYS)
+
+
+def _search_index_in_step(using: str = "default", **kwargs) -> None:
+    from .search import ensure_sqlite_index
+
+    ensure_sqlite_index(using=using)
 
 
 # The flag columns that hold each of an application's vocabularies.

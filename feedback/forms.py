@@ -5,12 +5,14 @@ from django import forms
 from consoles.errors import InvalidInput
 from consoles.models import Application
 from consoles.text import humanise
+from consoles.widgets import IsoDateInput
 
 from .models import AuthorKind, FlagStatus, Region, Verdict
+from .search import MAX_QUERY_LENGTH
 from .selectors import FlagFilters
 from .services import NOTE_LIMIT
 
-FILTER_KEYS = ("status", "axis", "region", "problem", "author_kind", "created_from", "created_to", "sort")
+FILTER_KEYS = ("q", "status", "axis", "region", "problem", "author_kind", "created_from", "created_to", "sort")
 
 
 def _choices(pairs, blank: str = "Any") -> list[tuple[str, str]]:
@@ -18,16 +20,20 @@ def _choices(pairs, blank: str = "Any") -> list[tuple[str, str]]:
 
 
 class FlagFilterForm(forms.Form):
+    # Length and wording are checked by the selector (FlagFilters.validate), as for the API.
+    q = forms.CharField(
+        required=False, label="Search", strip=True,
+        widget=forms.TextInput(attrs={"type": "search", "placeholder": "words in prompt, answer or note",
+                                      "maxlength": MAX_QUERY_LENGTH, "data-testid": "search"}),
+    )
     status = forms.ChoiceField(required=False, choices=_choices(FlagStatus.choices))
     axis = forms.ChoiceField(required=False)
     region = forms.ChoiceField(required=False, choices=_choices(Region.choices))
     problem = forms.ChoiceField(required=False)
     author_kind = forms.ChoiceField(required=False, label="Flagged by", choices=_choices(AuthorKind.choices))
     # ISO days only, as the overview's range and the API: one meaning for "2026-03-04" everywhere.
-    created_from = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}),
-                                   input_formats=["%Y-%m-%d"])
-    created_to = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}),
-                                 input_formats=["%Y-%m-%d"])
+    created_from = forms.DateField(required=False, label="From", widget=IsoDateInput(), input_formats=["%Y-%m-%d"])
+    created_to = forms.DateField(required=False, label="To", widget=IsoDateInput(), input_formats=["%Y-%m-%d"])
     sort = forms.ChoiceField(
         required=False, choices=[("-created", "Newest first"), ("created", "Oldest first")]
     )
@@ -52,7 +58,7 @@ class FlagFilterForm(forms.Form):
         return FlagFilters(
             status=data.get("status") or "", axis=data.get("axis") or "", region=data.get("region") or "",
             problem=data.get("problem") or "", author_kind=data.get("author_kind") or "",
-            created_from=data.get("created_from"), created_to=data.get("created_to"),
+            created_from=data.get("created_from"), created_to=data.get("created_to"), q=data.get("q") or "",
         )
 
     def order(self) -> str:

@@ -40,6 +40,7 @@ from .models import (
     FlagStatus,
     Region,
 )
+from .search import MAX_QUERY_LENGTH, FlagTextMatch, search_terms
 
 PAGE_SIZE = 50
 ORDERS = ("-created", "created")
@@ -54,6 +55,8 @@ class FlagFilters:
     author_kind: str = ""
     created_from: date | None = None
     created_to: date | None = None  # inclusive
+    # Free text over prompt, answer and note (feedback.search: every word begins a word).
+    q: str = ""
 
     def validate(self, application: Application) -> None:
         errors: dict[str, str] = {}
@@ -73,6 +76,10 @@ class FlagFilters:
                 errors[name] = why
         if self.created_from and self.created_to and self.created_from > self.created_to and "created_to" not in errors:
             errors["created_to"] = "The end is before the start."
+        if len(self.q) > MAX_QUERY_LENGTH:
+            errors["q"] = f"Search for at most {MAX_QUERY_LENGTH} characters."
+        elif self.q.strip() and not search_terms(self.q):
+            errors["q"] = "Search for a word: letters or digits."
         if errors:
             raise InvalidInput("Invalid filter.", fields=errors)
 
@@ -100,6 +107,8 @@ def flag_list(*, application: Application, filters: FlagFilters | None = None) -
         qs = qs.filter(created_at__gte=_day_start(filters.created_from))
     if filters.created_to:
         qs = qs.filter(created_at__lt=_day_start(filters.created_to + timedelta(days=1)))
+    if terms := search_terms(filters.q):
+        qs = qs.filter(FlagTextMatch(terms))
     return qs
 
 

@@ -4,6 +4,7 @@ from django import forms
 from django.utils import timezone
 
 from consoles.dbfunctions import day_out_of_reach
+from consoles.widgets import IsoDateInput
 
 DEFAULT_DAYS = 30
 MAX_DAYS = 366
@@ -22,11 +23,11 @@ class DateRangeForm(forms.Form):
         super().__init__(data, *args, **kwargs)
         # "from" is a Python keyword, so the fields are added here rather than declared.
         self.fields["from"] = forms.DateField(
-            required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}),
+            required=False, label="From", widget=IsoDateInput(),
             input_formats=["%Y-%m-%d"],
         )
         self.fields["to"] = forms.DateField(
-            required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}),
+            required=False, label="To", widget=IsoDateInput(),
             input_formats=["%Y-%m-%d"],
         )
 

@@ -107,12 +107,33 @@ def _frame(title: str, ticks: list[float], y_unit: str, categories: Sequence[str
         if i % every:
             continue
         x = round(LEFT + slot * (i + 0.5), 2)
-        short = name if len(name) <= limit else name[: limit - 1] + "…"
+        lines = _tick_lines(name, limit)
+        spans = "".join(
+            f'<tspan x="{x}" dy="{0 if n == 0 else 13}">{escape(line)}</tspan>' for n, line in enumerate(lines)
+        )
         parts.append(
             f'<text class="tick" x="{x}" y="{TOP + PLOT_H + 16}" text-anchor="middle">'
-            f"<title>{escape(name)}</title>{escape(short)}</text>"
+            f"<title>{escape(name)}</title>{spans}</text>"
         )
     return parts
+
+
+def _tick_lines(name: str, limit: int) -> list[str]:
+    """A category's label in at most two lines of `limit` characters, broken at
+    spaces ("prompt injection" is two words, not "prompt injecti…"); only a
+    label two lines cannot hold is cut (its full name is the title)."""
+    if len(name) <= limit:
+        return [name]
+    first, _, rest = name.partition(" ")
+    words = rest.split()
+    while words and len(first) + 1 + len(words[0]) <= limit:
+        first += " " + words.pop(0)
+    second = " ".join(words)
+    if len(first) > limit:
+        first = first[: limit - 1] + "…"
+    if len(second) > limit:
+        second = second[: limit - 1] + "…"
+    return [first, second] if second else [first]
 
 
 def _table(

@@ -294,6 +294,10 @@ class CorpusEntry(models.Model):
     """One teaching chain in the corpus, with its provenance. Never updated."""
 
     application = models.ForeignKey(Application, on_delete=models.PROTECT, related_name="teaching_corpus")
+    # The entry's number within its application's corpus (1, 2, ...): what the
+    # screens, the export and `teaching supersede` name it by. The id is global
+    # across tenants and would show one application gaps where another's entries are.
+    number = models.PositiveIntegerField()
     subject = models.CharField(max_length=500)
     intent = models.CharField(max_length=500)
     connective = models.CharField(max_length=500)
@@ -339,6 +343,16 @@ class CorpusEntry(models.Model):
                 ),
                 name="%(app_label)s_%(class)s_promoted_has_provenance",
                 violation_error_code="provenance_required",
+            ),
+            models.UniqueConstraint(
+                fields=["application", "number"],
+                name="%(app_label)s_%(class)s_one_number_per_application",
+                violation_error_code="duplicate_number",
+            ),
+            models.CheckConstraint(
+                condition=Q(number__gte=1),
+                name="%(app_label)s_%(class)s_number_positive",
+                violation_error_code="number_positive",
             ),
         ]
         indexes = [models.Index(fields=["application", "id"], name="teach_corpus_app_id")]

@@ -119,10 +119,11 @@ def corpus_active_chains(*, application: Application) -> tuple[Chain, ...]:
     return tuple(Chain(*row) for row in rows)
 
 
-def corpus_entry_get(*, application: Application, entry_id: int) -> CorpusEntry:
-    entry = CorpusEntry.objects.filter(application=application, pk=entry_id).select_related("supersession").first()
+def corpus_entry_get(*, application: Application, number: int) -> CorpusEntry:
+    """The entry numbered `number` in the application's corpus (as the screens show it)."""
+    entry = CorpusEntry.objects.filter(application=application, number=number).select_related("supersession").first()
     if entry is None:
-        raise NotFound(f"No corpus entry {entry_id}.", fields={"entry": "unknown"})
+        raise NotFound(f"No corpus entry {number}.", fields={"entry": "unknown"})
     return entry
 
 
@@ -130,6 +131,7 @@ def corpus_entry_record(entry: CorpusEntry) -> dict:
     """One active-corpus line: the chain and its typed provenance."""
     return {
         "id": entry.pk,
+        "number": entry.number,
         "subject": entry.subject,
         "intent": entry.intent,
         "connective": entry.connective,

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from consoles import webhooks
@@ -490,6 +491,7 @@ def proposal_decide(
         if decision == Decision.ACCEPT:
             CorpusEntry.objects.create(
                 application=application,
+                number=_next_corpus_number(application),
                 **proposal.chain,
                 polarity=proposal.polarity,
                 claim_domain=proposal.claim_domain,
@@ -520,13 +522,23 @@ def proposal_decide(
 # --- the corpus ---------------------------------------------------------------------
 
 
+def _next_corpus_number(application: Application) -> int:
+    """The application's next corpus number. The caller holds the application's
+    row lock (PostgreSQL; SQLite's immediate transactions serialize writers), and
+    the unique (application, number) constraint refuses what a race would repeat."""
+    last = CorpusEntry.objects.filter(application=application).aggregate(last=Max("number"))["last"]
+    return (last or 0) + 1
+
+
 def corpus_seed(*, application: Application, chains: Iterable[Mapping[str, str]]) -> int:
     """Append seed entries (demo data, a first corpus); returns how many were added."""
     added = 0
     with transaction.atomic():
+        Application.objects.select_for_update().filter(pk=application.pk).first()
         for chain in chains:
             CorpusEntry.objects.create(
                 application=application,
+                number=_next_corpus_number(application),
                 subject=chain["subject"],
                 intent=chain["intent"],
                 connective=chain["connective"],
@@ -540,30 +552,31 @@ def corpus_seed(*, application: Application, chains: Iterable[Mapping[str, str]]
 
 
 def corpus_supersede(
-    *, application: Application, entry_id: int, superseded_by_id: int, operator: AbstractBaseUser, note: str = ""
+    *, application: Application, entry_number: int, superseded_by_number: int, operator: AbstractBaseUser, note: str = ""
 ) -> CorpusSupersession:
     """Retire an active entry in favour of another active entry of the same corpus.
 
     A separate operator action: no accept ever retires anything by itself.
+    Entries are named by their number in the application's corpus.
     """
     _require_operator(application=application, operator=operator)
-    if entry_id == superseded_by_id:
+    if entry_number == superseded_by_number:
         raise InvalidInput("An entry cannot supersede itself.", fields={"superseded_by": "must be another entry"})
     with transaction.atomic():
         Application.objects.select_for_update().filter(pk=application.pk).first()
-        entry = selectors.corpus_entry_get(application=application, entry_id=entry_id)
-        replacement = selectors.corpus_entry_get(application=application, entry_id=superseded_by_id)
+        entry = selectors.corpus_entry_get(application=application, number=entry_number)
+        replacement = selectors.corpus_entry_get(application=application, number=superseded_by_number)
         if hasattr(entry, "supersession"):
             retired = entry.supersession
             raise Conflict(
-                f"Entry {entry_id} is already retired: superseded by #{retired.superseded_by_id} "
+                f"Entry {entry_number} is already retired: superseded by #{retired.superseded_by.number} "
                 f"({retired.operator.get_username()}, {on_screen(retired.created_at)}); nothing was changed. "
                 "Only an active entry can be retired.",
                 code="already_superseded",
             )
         if hasattr(replacement, "supersession"):
             raise InvalidInput(
-                f"Entry {superseded_by_id} is itself retired.", fields={"superseded_by": "must be an active entry"}
+                f"Entry {superseded_by_number} is itself retired.", fields={"superseded_by": "must be an active entry"}
             )
         return CorpusSupersession.objects.create(
             application=application, entry=entry, superseded_by=replacement, operator=operator, note=(note or "").strip()

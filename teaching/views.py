@@ -246,8 +246,8 @@ def corpus(request: HttpRequest) -> HttpResponse:
             try:
                 services.corpus_supersede(
                     application=application,
-                    entry_id=form.cleaned_data["entry"],
-                    superseded_by_id=form.cleaned_data["superseded_by"],
+                    entry_number=form.cleaned_data["entry"],
+                    superseded_by_number=form.cleaned_data["superseded_by"],
                     operator=request.user,
                     note=form.cleaned_data["note"],
                 )

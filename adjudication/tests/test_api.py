@@ -174,7 +174,7 @@ def test_case_detail_is_documented_field_by_field_with_one_timestamp_shape(clien
     label = label_submit(application=application, case=case, reviewer=curator, label="unreliable", rationale="r")
     gold_promote(application=application, case=case, label=label, adjudicator=curator)
     schema = client.get("/api/openapi.json").json()
-    declared = schema["paths"]["/api/v1/cases/{case_pk}"]["get"]["responses"]["200"]["content"]["application/json"]
+    declared = schema["paths"]["/api/v1/cases/{case_ref}"]["get"]["responses"]["200"]["content"]["application/json"]
     detail = schema["components"]["schemas"][declared["schema"]["$ref"].rsplit("/", 1)[1]]
     data = client.get(f"/api/v1/cases/{case.pk}", **bearer(app_token)).json()
     assert set(data) == set(detail["properties"]) == set(detail["required"])

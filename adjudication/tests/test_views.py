@@ -26,7 +26,7 @@ def test_case_page_shows_claim_evidence_and_families_in_plain_prose(client, appl
     case = _case(application)
     client.force_login(curator)
     with django_assert_max_num_queries(16):
-        response = client.get(url("case", application, case.pk))
+        response = client.get(url("case", application, case.case_id))
     html = response.content.decode()
     assert response.status_code == 200
     assert "The agent committed the fix." in html and "corroborated" in html
@@ -39,13 +39,13 @@ def test_case_page_shows_claim_evidence_and_families_in_plain_prose(client, appl
 def test_family_prose_is_absent_when_no_family_groups_records(client, application, curator):
     case = _case(application, evidence=[{"evidence_id": "e1", "relation": "supports", "trust_class": "host_observed"}])
     client.force_login(curator)
-    assert "counted as ONE source" not in client.get(url("case", application, case.pk)).content.decode()
+    assert "counted as ONE source" not in client.get(url("case", application, case.case_id)).content.decode()
 
 
 def test_user_text_is_escaped(client, application, curator):
     case = _case(application, claim={"subject": "<script>x</script>", "text": "<b>bold</b>"})
     client.force_login(curator)
-    html = client.get(url("case", application, case.pk)).content.decode()
+    html = client.get(url("case", application, case.case_id)).content.decode()
     assert "<script>x</script>" not in html and "&lt;script&gt;" in html
 
 
@@ -53,12 +53,12 @@ def test_labels_are_hidden_before_submitting_your_own(client, application, curat
     case = _case(application)
     label_submit(application=application, case=case, reviewer=curator, label="contradicted", rationale="secret reasoning")
     client.force_login(curator2)
-    html = client.get(url("case", application, case.pk)).content.decode()
+    html = client.get(url("case", application, case.case_id)).content.decode()
     assert "secret reasoning" not in html and "contradicted</span>" not in html
     assert "1 other label hidden until you submit yours" in html
     response = client.post(url("label", application, case.pk), {"label": "reliable", "rationale": "my own"})
     assert response.status_code == 302
-    html = client.get(url("case", application, case.pk)).content.decode()
+    html = client.get(url("case", application, case.case_id)).content.decode()
     assert "secret reasoning" in html and "hidden until" not in html
 
 
@@ -73,7 +73,7 @@ def test_label_form_errors_write_nothing(client, application, curator):
 def test_viewer_can_read_but_not_label(client, application, viewer):
     case = _case(application)
     client.force_login(viewer)
-    assert client.get(url("case", application, case.pk)).status_code == 200
+    assert client.get(url("case", application, case.case_id)).status_code == 200
     assert client.post(url("label", application, case.pk), {"label": "reliable", "rationale": "x"}).status_code == 403
     assert client.post(url("claim_next", application)).status_code == 403
 
@@ -84,12 +84,12 @@ def test_claim_next_release_and_skip_screens(client, application, curator):
     queue_enqueue(application=application, case=second, selection_reason="plan 1", actor=None)
     client.force_login(curator)
     response = client.post(url("claim_next", application))
-    assert response.url == url("case", application, first.pk)
+    assert response.url == url("case", application, first.case_id)
     entry = QueueEntry.objects.get(case=first)
     assert entry.claimed_by == curator
     assert "You hold this case" in client.get(response.url).content.decode()
     response = client.post(url("skip", application, entry.pk))
-    assert response.url == url("case", application, second.pk)
+    assert response.url == url("case", application, second.case_id)
     other = QueueEntry.objects.get(case=second)
     client.post(url("release", application, other.pk))
     other.refresh_from_db()
@@ -102,17 +102,17 @@ def test_promote_to_gold_and_history(client, application, curator, curator2, cur
     mine = label_submit(application=application, case=case, reviewer=curator, label="reliable", rationale="r")
     theirs = label_submit(application=application, case=case, reviewer=curator2, label="unreliable", rationale="r")
     client.force_login(curator)
-    page = client.get(url("case", application, case.pk)).content.decode()
+    page = client.get(url("case", application, case.case_id)).content.decode()
     assert 'name="rationale"' in page and f'id="why-{theirs.pk}"' in page  # a reason can go with the promotion
     client.post(url("promote", application, case.pk), {"label_id": mine.pk})
     client.post(url("promote", application, case.pk), {"label_id": theirs.pk, "rationale": "host log"})
     assert list(GoldLabelRevision.objects.order_by("revision").values_list("label", flat=True)) == ["reliable", "unreliable"]
-    html = client.get(url("case", application, case.pk)).content.decode()
+    html = client.get(url("case", application, case.case_id)).content.decode()
     assert "revision 2" in html and "host log" in html
     # the gold label's value is not offered for promotion again, whoever gave it
     assert f'data-testid="promote-{theirs.pk}"' not in html and f'data-testid="promote-{mine.pk}"' in html
     same = label_submit(application=application, case=case, reviewer=curator3, label="unreliable", rationale="r")
-    html = client.get(url("case", application, case.pk)).content.decode()
+    html = client.get(url("case", application, case.case_id)).content.decode()
     assert f'data-testid="promote-{same.pk}"' not in html
     client.post(url("promote", application, case.pk), {"label_id": same.pk})
     assert GoldLabelRevision.objects.count() == 2
@@ -151,7 +151,7 @@ def test_case_list_filters_and_htmx_partial(client, application, curator, django
 
 
 def _listed(html: str) -> list[str]:
-    return re.findall(r'/cases/\d+/">([^<]+)</a>', html)
+    return re.findall(r'<td><a class="case-id" href="/a/[^/]+/cases/[^/"]+/">([^<]+)</a>', html)
 
 
 def test_case_list_pages_newest_first_by_cursor_keeping_its_filters(
@@ -234,7 +234,7 @@ def test_a_case_with_its_labels_is_not_offered_for_the_queue(client, application
     for reviewer, label in ((curator, "reliable"), (curator2, "unreliable")):
         label_submit(application=application, case=case, reviewer=reviewer, label=label, rationale="r")
     client.force_login(curator)
-    html = client.get(url("case", application, case.pk)).content.decode()
+    html = client.get(url("case", application, case.case_id)).content.decode()
     assert "Add to the queue" not in html and "already has 2 labels, as many as the queue asks for" in html
     response = client.post(url("enqueue", application, case.pk), {"selection_reason": ""}, follow=True)
     assert "Not added to the queue: this case already has 2 labels" in response.content.decode()

@@ -114,7 +114,7 @@ def test_times_on_the_case_and_queue_pages_say_utc(client, application, curator,
     client.force_login(curator)
     client.post(url("feedback", application, case.pk), {"disposition": "disagrees", "note": "no"})
     html = client.get(url("case", application, case.pk)).content.decode()
-    assert "<td>2026-11-30 14:02 UTC</td>" in html  # the evidence's observation
+    assert "<td class=\"nowrap\">2026-11-30 14:02 UTC</td>" in html  # the evidence's observation
     assert f"<td>{on_screen(gold.created_at)}</td>" in html  # the gold history
     assert "Disagrees with the verdict</span> cora · " in html
     feedback_at = html.split("Disagrees with the verdict</span> cora · ", 1)[1][:20]

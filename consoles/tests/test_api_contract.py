@@ -206,8 +206,8 @@ def _calls(client: Client, token: str) -> dict[tuple[str, str], Callable[[], obj
             f"/api/v1/flags/{flag.public_id}/review", {"status": "rejected", "version": flag.version}, query=True),
         ("POST", "/api/v1/cases"): post("/api/v1/cases", {"cases": [case_payload("ct-1")]}),
         ("GET", "/api/v1/cases"): get("/api/v1/cases"),
-        ("GET", "/api/v1/cases/{case_pk}"): get(f"/api/v1/cases/{case.pk}"),
-        ("POST", "/api/v1/cases/{case_pk}/feedback"): post(
+        ("GET", "/api/v1/cases/{case_ref}"): get(f"/api/v1/cases/{case.pk}"),
+        ("POST", "/api/v1/cases/{case_ref}/feedback"): post(
             f"/api/v1/cases/{case.pk}/feedback", {"disposition": "disagrees", "note": "n"}, query=True),
         ("POST", "/api/v1/teaching/candidates"): post("/api/v1/teaching/candidates", candidate_payload("ct-1")),
         ("GET", "/api/v1/teaching/candidates"): get("/api/v1/teaching/candidates"),
@@ -353,7 +353,7 @@ def test_a_bad_query_or_path_parameter_is_422_naming_it(client, world):  # noqa:
     for method, path, operation in _operations():
         if method != "GET":
             continue
-        ids = {"flag_id": "fb_0", "case_pk": "1", "proposal_id": "0", "profile": "p"}
+        ids = {"flag_id": "fb_0", "case_ref": "1", "proposal_id": "0", "profile": "p"}
         for param in operation.get("parameters", []):
             for bad in _bad_values(param):
                 url = path.format(**{**ids, param["name"]: bad})
@@ -364,7 +364,7 @@ def test_a_bad_query_or_path_parameter_is_422_naming_it(client, world):  # noqa:
                 checked.append((path, param["name"], bad))
                 assert response.status_code == 422, (path, param["name"], bad, response.status_code)
                 assert param["name"] in response.json()["error"]["fields"], (path, param["name"], bad)
-    assert ("/api/v1/cases/{case_pk}", "case_pk", "abc") in checked
+    assert ("/api/v1/flags", "created_from", "yesterday") in checked
     assert ("/api/v1/teaching/eval-cases", "split", "bogus") in checked
 
 

@@ -40,7 +40,7 @@ VALID: dict[tuple[str, str], dict] = {
                                       "detector_scores": {"hallucination": 0.5}},
     ("POST", "/api/v1/flags/{flag_id}/review"): {"status": "rejected", "version": 1, "note": "n"},
     ("POST", "/api/v1/cases"): {"cases": [case_payload("cat-1")]},
-    ("POST", "/api/v1/cases/{case_pk}/feedback"): {"disposition": "agrees", "note": "n"},
+    ("POST", "/api/v1/cases/{case_ref}/feedback"): {"disposition": "agrees", "note": "n"},
     ("POST", "/api/v1/teaching/candidates"): candidate_payload("cat-1"),
     ("POST", "/api/v1/teaching/eval-cases"): {"cases": [{
         "case_id": "cat-1", "split": "dev", "subject": "s", "intent": "i", "expected_object": "o",

@@ -91,12 +91,20 @@ def test_issue_token_errors_are_clear_with_exit_2(args, message):
     assert ApiToken.objects.count() == 0
 
 
-def test_load_demo_is_idempotent():
-    run("load_demo")
+def test_load_demo_is_idempotent(monkeypatch):
+    from feedback.models import HistoryDay
+
+    first = run("load_demo")
+    assert "http://127.0.0.1:8000/login/" in first  # the Makefile's defaults
+    # The overview's ended days are summed by the load, not by the first view.
+    assert HistoryDay.objects.filter(application__slug="acme-chat").count() >= 20
     counts = [m.objects.count() for m in (Application, Membership, ApiToken)]
+    monkeypatch.setenv("PORT", "9123")
+    monkeypatch.setenv("HOST", "localhost")
     out = run("load_demo")
     assert [m.objects.count() for m in (Application, Membership, ApiToken)] == counts
     assert "curator" in out and "demo-pass-2026" in out
+    assert "http://localhost:9123/login/" in out  # what `HOST=localhost PORT=9123 make run` serves
 
 
 def test_load_demo_is_refused_in_production_unless_scratch(settings):

@@ -25,6 +25,13 @@ def _foreign_and_missing(pair: TenantPair) -> list[tuple[str, str, str, dict | N
     CandidateFactory(application=pair.b, candidate_id="c-b")
     proposal, _ = proposal_create(application=pair.b, candidate_id="c-b", actor=Actor.system())
     missing_proposal = "0" * len(proposal.proposal_id)
+    from exemplars.models import DetectorProfile, Embedder
+
+    DetectorProfile.objects.create(application=pair.b, name="b-detector", axes=["jailbreak"],
+                                   embedder=Embedder.EXTERNAL)
+    # A person names the application (A, theirs); an application token's is implied.
+    bank = f"?application_id={pair.a.slug}"
+    vectors = {"dim": 2, "vectors": [{"exemplar_id": "x", "vector": [1.0, 0.0]}]}
     return [
         ("get", f"/api/v1/flags/{flag.public_id}", f"/api/v1/flags/{MISSING_FLAG}", None),
         ("post", f"/api/v1/flags/{flag.public_id}/review", f"/api/v1/flags/{MISSING_FLAG}/review",
@@ -36,13 +43,15 @@ def _foreign_and_missing(pair: TenantPair) -> list[tuple[str, str, str, dict | N
          f"/api/v1/teaching/proposals/{missing_proposal}", None),
         ("post", f"/api/v1/teaching/proposals/{proposal.proposal_id}/decision",
          f"/api/v1/teaching/proposals/{missing_proposal}/decision", {"decision": "reject"}),
+        ("get", f"/api/v1/bank/b-detector/exemplars{bank}", f"/api/v1/bank/no-such-detector/exemplars{bank}", None),
+        ("put", f"/api/v1/bank/b-detector/vectors{bank}", f"/api/v1/bank/no-such-detector/vectors{bank}", vectors),
     ]
 
 
 def _call(client: Client, method: str, url: str, body: dict | None, auth: dict):
     if method == "get":
         return client.get(url, **auth)
-    return client.post(url, data=body, content_type="application/json", **auth)
+    return getattr(client, method)(url, data=body, content_type="application/json", **auth)
 
 
 @pytest.mark.parametrize("caller", ["application_token", "personal_token", "session"])
@@ -69,6 +78,6 @@ def test_every_api_route_by_id_is_covered(tenant_pair):
     from consoles.testing import url_routes
 
     by_id = {r.route for r in url_routes() if r.route.startswith("api/") and r.kwargs}
-    covered = {re.sub(r"/(fb_\w+|\d+|[0-9a-f]{16,})(?=/|$)", "/<id>", url.removeprefix("/"))
+    covered = {re.sub(r"/(fb_\w+|\d+|[0-9a-f]{16,}|b-detector)(?=/|$)", "/<id>", url.removeprefix("/").split("?")[0])
                for _, url, _, _ in _foreign_and_missing(tenant_pair)}
     assert {re.sub(r"<\w+>", "<id>", route) for route in by_id} == covered

@@ -48,7 +48,7 @@ def _first(model: str, field: str, **filters) -> Callable[[Application], object]
 OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("", "app_slug"): lambda application: application.slug,
     ("feedback", "public_id"): _first("feedback.Flag", "public_id"),
-    ("adjudication", "pk"): _first("adjudication.Case", "pk"),
+    ("adjudication", "case_ref"): _first("adjudication.Case", "case_id"),
     ("adjudication", "entry_pk"): _first("adjudication.QueueEntry", "pk"),
     ("sampling", "pk"): _first("sampling.SamplingPlan", "pk"),
     ("teaching", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
@@ -58,7 +58,7 @@ OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("webhooks", "delivery_pk"): _first("consoles.WebhookDelivery", "pk"),
     # API path parameters
     ("api", "flag_id"): _first("feedback.Flag", "public_id"),
-    ("api", "case_pk"): _first("adjudication.Case", "pk"),
+    ("api", "case_ref"): _first("adjudication.Case", "case_id"),
     ("api", "proposal_id"): _first("teaching.Proposal", "proposal_id"),
     ("api", "profile"): _first("exemplars.DetectorProfile", "name"),
 }
@@ -88,7 +88,7 @@ BODIES: dict[tuple[str, str], dict] = {
     ("POST", "/api/v1/flags/batch"): {"flags": [{"region": "answer", "problem": "fabricated",
                                                   "message_id": "sweep-batch-1"}]},
     ("POST", "/api/v1/flags/{flag_id}/review"): {"status": "rejected", "version": 1},
-    ("POST", "/api/v1/cases/{case_pk}/feedback"): {"disposition": "agrees"},
+    ("POST", "/api/v1/cases/{case_ref}/feedback"): {"disposition": "agrees"},
     ("POST", "/api/v1/teaching/proposals/{proposal_id}/decision"): {"decision": "withdraw"},
     ("POST", "/api/v1/score"): {"detector": "hummingbird", "region": "answer", "text": "t",
                                 "axis_energy": {"hallucination": {"p_detector": 0.3, "threshold": 0.5}}},
@@ -350,7 +350,10 @@ def test_ids_in_a_posted_form_name_nothing_of_another_application(client, world)
     CorpusEntry = apps.get_model("teaching.CorpusEntry")
     theirs_pending = list(Flag.objects.filter(application=b, status="pending").values_list("public_id", flat=True)[:5])
     their_label = CaseLabel.objects.filter(application=b).order_by("pk").first()
-    their_entries = list(CorpusEntry.objects.filter(application=b).order_by("pk").values_list("pk", flat=True)[:2])
+    # Entries are named by their number within the URL's application: B's numbers
+    # past A's last one name nothing in A.
+    last_of_a = CorpusEntry.objects.filter(application=a).order_by("-number").values_list("number", flat=True)[0]
+    their_entries = [last_of_a + 1, last_of_a + 2]
     assert theirs_pending and their_label and len(their_entries) == 2
     before = _object_counts()
     client.force_login(world["owner"])

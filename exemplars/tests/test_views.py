@@ -168,3 +168,20 @@ def test_the_axis_table_counts_twins_in_words_that_agree(client, application, cu
                   weight=0.8)
     bank_load(profile=profile)
     assert "(2 twins)" in client.get(url("bank", application)).content.decode()
+
+
+def test_a_try_brings_the_profiles_pane_up_to_the_version_it_built(client, application, curator, viewer, profile):
+    approved_flag(application, curator, text=DAN)
+    old = bank_load(profile=profile).index.version
+    approved_flag(application, curator, text="another pattern entirely")  # the approved set moved
+    client.force_login(viewer)
+    query = {"detector": "hummingbird", "region": "prompt", "text": DAN, "p_detector": "0.2", "threshold": "0.5"}
+    partial = client.get(url("try", application), query, HTTP_HX_REQUEST="true").content.decode()
+    new = BankBuild.objects.filter(profile=profile).order_by("-built_at", "-pk").first().version
+    assert new != old
+    pane = partial.split('id="bank-profiles"', 1)[1]
+    assert 'hx-swap-oob="true"' in pane.split(">", 1)[0]  # swapped in beside the result
+    assert new in pane and old not in pane and "up to date" in pane
+    assert partial.count('id="bank-profiles"') == 1
+    full = client.get(url("bank", application)).content.decode()
+    assert full.count('id="bank-profiles"') == 1 and "hx-swap-oob" not in full

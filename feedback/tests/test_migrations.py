@@ -7,7 +7,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("feedback", "0008_flag_receipts")]
+# consoles at 0004: the publishable keys (0005) add a column the 0008 state does not know.
+BEFORE = [("feedback", "0008_flag_receipts"), ("consoles", "0004_webhooks")]
 AFTER = [("feedback", "0009_drop_flag_receipts")]
 
 

@@ -137,4 +137,4 @@ def test_the_proposal_states_are_named_in_full_on_the_chart(demo_loaded, client)
     client.force_login(Flag.objects.first().application.memberships.first().user)
     html = client.get(_url("acme-chat")).content.decode()
     chart = html.split('data-testid="chart-proposals"', 1)[1].split("</svg>", 1)[0]
-    assert "Rejected</text>" in chart and "Auto-rejected</text>" in chart and "…" not in chart
+    assert ">Rejected</tspan>" in chart and ">Auto-rejected</tspan>" in chart and "…" not in chart

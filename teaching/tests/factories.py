@@ -1,4 +1,5 @@
 import factory
+from django.db.models import Max
 
 from consoles.tests.factories import ApplicationFactory
 from teaching.models import ActorKind, Candidate, CorpusEntry, CorpusSource, EvalCase
@@ -28,6 +29,10 @@ class CorpusEntryFactory(factory.django.DjangoModelFactory):
         model = CorpusEntry
 
     application = factory.SubFactory(ApplicationFactory)
+    # The application's next number, as the services number entries.
+    number = factory.LazyAttribute(
+        lambda o: (CorpusEntry.objects.filter(application=o.application).aggregate(last=Max("number"))["last"] or 0) + 1
+    )
     subject = factory.Sequence(lambda n: f"seed{n}")
     intent = "capital_of"
     connective = "is"

@@ -95,7 +95,7 @@ def test_review_accept_by_prefix_appends_one_entry(world, operator):
     proposal, _ = proposal_create(application=world, candidate_id="c-1", actor=Actor.system())
     out = run("review", proposal.proposal_id[:12], "--accept", "--operator", "olga", "--note", "ok", "--app", "acme")
     entry = CorpusEntry.objects.get(proposal=proposal)
-    assert out.strip() == f"{proposal.proposal_id} accepted by olga; corpus entry {entry.pk} appended"
+    assert out.strip() == f"{proposal.proposal_id} accepted by olga; corpus entry {entry.number} appended"
     assert entry.operator.username == "olga" and entry.source == "discovery_promoted"
 
 
@@ -122,8 +122,8 @@ def test_export_and_supersede(world, operator, tmp_path):
     out = tmp_path / "corpus.jsonl"
     assert "Wrote 2 active corpus entries" in run("export", "--out", str(out), "--app", "acme")
     assert [json.loads(line)["object"] for line in out.read_text().splitlines()] == ["france", "italy"]
-    assert f"Corpus entry {first.pk} retired" in run(
-        "supersede", str(first.pk), "--by", str(second.pk), "--operator", "olga", "--app", "acme"
+    assert f"Corpus entry {first.number} retired" in run(
+        "supersede", str(first.number), "--by", str(second.number), "--operator", "olga", "--app", "acme"
     )
     assert "Wrote 1 active corpus entry to" in run("export", "--out", str(out), "--app", "acme")
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == [second.pk]

@@ -119,7 +119,7 @@ def test_the_database_refuses_to_rewrite_history(world, operator, model, lookup,
 
 def test_a_supersession_cannot_be_rewritten(world, operator):
     first, second = CorpusEntry.objects.order_by("id")[:2]
-    corpus_supersede(application=world, entry_id=first.pk, superseded_by_id=second.pk, operator=operator)
+    corpus_supersede(application=world, entry_number=first.number, superseded_by_number=second.number, operator=operator)
     with pytest.raises(IntegrityError), transaction.atomic():
         CorpusSupersession.objects.update(note="rewritten")
 

@@ -47,8 +47,8 @@ def test_replaying_accepts_and_supersessions_gives_the_active_corpus(world, oper
         proposal_decide(application=world, proposal_id=pending[0].proposal_id, decision="reject", operator=operator)
     seeds = list(CorpusEntry.objects.filter(application=world, source="seed").order_by("id"))
     promoted = list(CorpusEntry.objects.filter(application=world, source="discovery_promoted").order_by("id"))
-    corpus_supersede(application=world, entry_id=seeds[0].pk, superseded_by_id=promoted[0].pk, operator=operator)
-    corpus_supersede(application=world, entry_id=promoted[1].pk, superseded_by_id=seeds[1].pk, operator=operator)
+    corpus_supersede(application=world, entry_number=seeds[0].number, superseded_by_number=promoted[0].number, operator=operator)
+    corpus_supersede(application=world, entry_number=promoted[1].number, superseded_by_number=seeds[1].number, operator=operator)
 
     stored = [
         (entry.pk, (entry.subject, entry.intent, entry.connective, entry.object, entry.polarity, entry.claim_domain))

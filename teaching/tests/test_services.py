@@ -302,22 +302,25 @@ def test_replaying_the_event_log_reconstructs_every_proposal_state(world, operat
 def test_supersession_retires_an_entry_without_rewriting_it(world, operator):
     old, new = CorpusEntry.objects.order_by("id")
     snapshot = CorpusEntry.objects.filter(pk=old.pk).values().get()
-    corpus_supersede(application=world, entry_id=old.pk, superseded_by_id=new.pk, operator=operator, note="dup")
+    corpus_supersede(application=world, entry_number=old.number, superseded_by_number=new.number, operator=operator, note="dup")
     assert [e.pk for e in selectors.corpus_active(application=world)] == [new.pk]
     assert CorpusEntry.objects.filter(pk=old.pk).values().get() == snapshot
     with pytest.raises(Conflict):
-        corpus_supersede(application=world, entry_id=old.pk, superseded_by_id=new.pk, operator=operator)
+        corpus_supersede(application=world, entry_number=old.number, superseded_by_number=new.number, operator=operator)
     with pytest.raises(InvalidInput):
-        corpus_supersede(application=world, entry_id=new.pk, superseded_by_id=old.pk, operator=operator)
+        corpus_supersede(application=world, entry_number=new.number, superseded_by_number=old.number, operator=operator)
     with pytest.raises(InvalidInput):
-        corpus_supersede(application=world, entry_id=new.pk, superseded_by_id=new.pk, operator=operator)
+        corpus_supersede(application=world, entry_number=new.number, superseded_by_number=new.number, operator=operator)
 
 
 def test_supersession_is_sealed_per_application(world, operator):
-    foreign = CorpusEntryFactory(application=ApplicationFactory())
     mine = CorpusEntry.objects.filter(application=world).first()
+    other = ApplicationFactory()
+    for _ in range(CorpusEntry.objects.filter(application=world).count() + 1):
+        foreign = CorpusEntryFactory(application=other)  # numbered past the world's last entry
     with pytest.raises(NotFound):
-        corpus_supersede(application=world, entry_id=mine.pk, superseded_by_id=foreign.pk, operator=operator)
+        corpus_supersede(application=world, entry_number=mine.number, superseded_by_number=foreign.number,
+                         operator=operator)
 
 
 def test_export_writes_the_active_corpus_atomically_with_its_manifest(world, operator, tmp_path):
@@ -333,7 +336,7 @@ def test_export_writes_the_active_corpus_atomically_with_its_manifest(world, ope
     assert out.stat().st_mode & 0o777 == 0o600  # end users' text: owner-readable only
     # An earlier export is replaced whole.
     first, second = CorpusEntry.objects.filter(application=world).order_by("id")
-    corpus_supersede(application=world, entry_id=first.pk, superseded_by_id=second.pk, operator=operator)
+    corpus_supersede(application=world, entry_number=first.number, superseded_by_number=second.number, operator=operator)
     assert corpus_export(application=world, out=out) == 1
     assert out.read_bytes() == corpus_bytes(world)
     assert read_manifest(out)["entries"] == 1
@@ -344,7 +347,7 @@ def test_export_never_stands_without_its_manifest(world, operator, tmp_path, mon
     corpus_export(application=world, out=out)
     before = out.read_bytes()
     first, second = CorpusEntry.objects.filter(application=world).order_by("id")
-    corpus_supersede(application=world, entry_id=first.pk, superseded_by_id=second.pk, operator=operator)
+    corpus_supersede(application=world, entry_number=first.number, superseded_by_number=second.number, operator=operator)
 
     def full_disk(path, manifest):
         raise ExportPathError("Cannot write the manifest: No space left on device.")

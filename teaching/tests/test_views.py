@@ -211,11 +211,11 @@ def test_corpus_page_supersedes_as_a_separate_action(client, curator, viewer, wo
     first, second = CorpusEntry.objects.order_by("id")
     url = reverse("teaching:corpus", args=["acme"])
     client.force_login(viewer)
-    assert client.post(url, {"entry": first.pk, "superseded_by": second.pk}).status_code == 403
+    assert client.post(url, {"entry": first.number, "superseded_by": second.number}).status_code == 403
     client.force_login(curator)
-    bad = client.post(url, {"entry": first.pk, "superseded_by": first.pk})
+    bad = client.post(url, {"entry": first.number, "superseded_by": first.number})
     assert bad.status_code == 422 and "cannot supersede itself" in bad.content.decode()
-    assert client.post(url, {"entry": first.pk, "superseded_by": second.pk, "note": "dup"}).status_code == 302
+    assert client.post(url, {"entry": first.number, "superseded_by": second.number, "note": "dup"}).status_code == 302
     assert CorpusSupersession.objects.get().operator == curator
     assert "retired, superseded by #" in client.get(url).content.decode()
 

@@ -104,9 +104,9 @@ def test_retiring_a_retired_entry_says_what_superseded_it(client, curator, world
     first, second = CorpusEntry.objects.order_by("id")
     url = reverse("teaching:corpus", args=["acme"])
     client.force_login(curator)
-    client.post(url, {"entry": first.pk, "superseded_by": second.pk})
+    client.post(url, {"entry": first.number, "superseded_by": second.number})
     retired = CorpusSupersession.objects.get()
-    response = client.post(url, {"entry": first.pk, "superseded_by": second.pk})
+    response = client.post(url, {"entry": first.number, "superseded_by": second.number})
     assert response.status_code == 422
-    assert (f"Entry {first.pk} is already retired: superseded by #{second.pk} (cora, {on_screen(retired.created_at)}); "
+    assert (f"Entry {first.number} is already retired: superseded by #{second.number} (cora, {on_screen(retired.created_at)}); "
             "nothing was changed. Only an active entry can be retired.") in response.content.decode()

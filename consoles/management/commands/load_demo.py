@@ -1,5 +1,7 @@
 """Demo data for `make run`: idempotent (a second run changes nothing)."""
 
+import os
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
@@ -115,7 +117,9 @@ class Command(DomainCommand):
                 for application in applications:
                     loader(application=application, users=users)
 
-        self.stdout.write("Demo data ready. Log in at http://127.0.0.1:8000/login/ with:")
+        # `make run` serves on HOST:PORT (the Makefile's defaults are 127.0.0.1:8000).
+        host, port = os.environ.get("HOST") or "127.0.0.1", os.environ.get("PORT") or "8000"
+        self.stdout.write(f"Demo data ready. Log in at http://{host}:{port}/login/ with:")
         for username, role, is_admin in DEMO_USERS:
             extra = " (also Django admin at /admin/)" if is_admin else ""
             self.stdout.write(f"  {username:<9} / {DEMO_PASSWORD}   {role}{extra}")

@@ -5,7 +5,7 @@
     propose CANDIDATE_ID [--allow-evaluative] [--json]
     proposals [--state STATE] [--json]     default: pending
     review PROPOSAL_ID --accept|--reject|--withdraw --operator USERNAME [--note ...]
-    supersede ENTRY_ID --by ENTRY_ID --operator USERNAME [--note ...]
+    supersede NUMBER --by NUMBER --operator USERNAME [--note ...]
     export --out PATH                      the active corpus as JSONL (atomic, with a manifest;
                                            replaces only an earlier export)
 
@@ -121,8 +121,8 @@ class Command(DomainCommand):
         p.add_argument("--operator", required=True, metavar="USERNAME", help="The human operator deciding.")
         p.add_argument("--note", default="")
         p = add("supersede", "Retire a corpus entry in favour of another.")
-        p.add_argument("entry_id", type=int)
-        p.add_argument("--by", dest="superseded_by", type=int, required=True, metavar="ENTRY_ID")
+        p.add_argument("entry_id", type=int, metavar="NUMBER", help="The entry's number in the corpus.")
+        p.add_argument("--by", dest="superseded_by", type=int, required=True, metavar="NUMBER")
         p.add_argument("--operator", required=True, metavar="USERNAME")
         p.add_argument("--note", default="")
         p = add("export", "Write the active corpus as JSONL.")
@@ -208,18 +208,18 @@ class Command(DomainCommand):
         )
         line = f"{proposal.proposal_id} {proposal.state} by {operator.get_username()}"
         if proposal.state == ProposalState.ACCEPTED:
-            line += f"; corpus entry {proposal.corpus_entry.pk} appended"
+            line += f"; corpus entry {proposal.corpus_entry.number} appended"
         self.stdout.write(line)
 
     def _supersede(self, application: Application, options: dict) -> None:
         row = services.corpus_supersede(
             application=application,
-            entry_id=options["entry_id"],
-            superseded_by_id=options["superseded_by"],
+            entry_number=options["entry_id"],
+            superseded_by_number=options["superseded_by"],
             operator=_operator(options["operator"]),
             note=options["note"],
         )
-        self.stdout.write(f"Corpus entry {row.entry_id} retired, superseded by {row.superseded_by_id}.")
+        self.stdout.write(f"Corpus entry {row.entry.number} retired, superseded by {row.superseded_by.number}.")
 
     def _export(self, application: Application, options: dict) -> None:
         try:

@@ -26,6 +26,6 @@ def backwards(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("teaching", "0002_append_only_triggers"), ("consoles", "0003_history_append_only_guard")]
+    dependencies = [("teaching", "0003_corpus_entry_number_per_application"), ("consoles", "0003_history_append_only_guard")]
 
     operations = [migrations.RunPython(forwards, backwards)]
