@@ -22,6 +22,7 @@ import axes.admin  # noqa: F401 - registers its admins first, so they can be re-
 import django_tasks_db.admin  # noqa: F401 - registers its admin first, so it can be re-registered scoped
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django import forms
+from django.apps import apps
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
@@ -134,9 +135,13 @@ class ApplicationAdmin(TenantScopedAdminMixin, admin.ModelAdmin):
         # each: minutes for a tenant with a few hundred thousand flags, only to end in "no
         # permission" because history (flags, events, proposals...) is read-only here. Ask
         # that first, one EXISTS per kind, and list the rows only for a tenant without it.
+        # Every model, not only the admin's: history the admin does not show (adjudication
+        # events, sampling plans) is append-only in the database too, and a cascade into it
+        # would be refused there (a 500) rather than here.
         perms_needed = set()
-        for model, model_admin in self.admin_site._registry.items():
-            if model_admin.has_delete_permission(request):
+        for model in apps.get_models():
+            model_admin = self.admin_site._registry.get(model)
+            if model_admin is not None and model_admin.has_delete_permission(request):
                 continue
             for field in model._meta.concrete_fields:
                 if field.related_model is self.model and model._base_manager.filter(

@@ -171,3 +171,14 @@ def test_a_capture_label_or_case_label_in_use_cannot_be_removed(admin_client, ap
     # A label nobody gave goes.
     response = _change(admin_client, application, capture_labels=_without(application.capture_labels, "correct"))
     assert response.status_code == 302
+
+
+def test_deleting_a_tenant_with_history_the_admin_does_not_show_is_refused_not_a_500(admin_client):
+    from adjudication.tests.factories import CaseFactory
+
+    application = ApplicationFactory()
+    CaseFactory(application=application)  # cases and their events have no admin of their own
+    page = admin_client.get(f"/admin/consoles/application/{application.pk}/delete/")
+    assert page.status_code == 200 and "doesn't have permission to delete" in page.text
+    assert admin_client.post(f"/admin/consoles/application/{application.pk}/delete/", {"post": "yes"}).status_code == 403
+    assert Application.objects.filter(pk=application.pk).exists()
