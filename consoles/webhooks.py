@@ -214,8 +214,10 @@ def event_record(*, application: Application | int, type: str, data: dict) -> We
     if type not in WEBHOOK_EVENTS:
         raise ValueError(f"unknown webhook event {type!r}")
     application_id = application if isinstance(application, int) else application.pk
+    # Inside the decision's write transaction: one lookup on the endpoint table alone
+    # (no ordering, so no join to the application for its name).
     endpoints = [e for e in WebhookEndpoint.objects.filter(application_id=application_id, is_active=True)
-                 .only("pk", "events") if type in e.events]
+                 .order_by().only("pk", "events") if type in e.events]
     if not endpoints:
         return None
     now = timezone.now()

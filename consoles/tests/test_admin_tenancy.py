@@ -284,7 +284,8 @@ def world(db):
 
     owner = User.objects.get(username="admin")
     first, second = CorpusEntryFactory.create_batch(2, application=victims[0])
-    corpus_supersede(application=victims[0], entry_id=first.pk, superseded_by_id=second.pk, operator=owner)
+    corpus_supersede(application=victims[0], entry_number=first.number, superseded_by_number=second.number,
+                     operator=owner)
     from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 
     for log in (AccessAttempt, AccessLog, AccessFailureLog):
