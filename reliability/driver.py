@@ -49,9 +49,11 @@ def client_jobs(label: str, clients: int, total: int, replay_every: int = 0) -> 
     return jobs
 
 
-def post_all(url: Callable[[], str], token: str, jobs: list[list[dict]],
-             on_ack: Callable[[int], None] | None = None) -> Outcome:
-    """Each job list is one client, posting in order; all clients at once."""
+def _run_clients(url: Callable[[], str], token: str, jobs: list[list[dict]],
+                 acknowledge: Callable[[int, bytes, "Outcome"], int]) -> Outcome:
+    """Each job list is one client, posting in order; all clients at once.
+    `acknowledge(status, body, outcome)` records what one answer acknowledged and
+    returns how many flags that was."""
     import time
 
     outcome = Outcome()
@@ -65,10 +67,8 @@ def post_all(url: Callable[[], str], token: str, jobs: list[list[dict]],
             mine.latencies.append(elapsed)
             if b"database is locked" in raw:
                 mine.locked += 1
-            if status in (200, 201):
-                mine.acknowledged.add(json.loads(raw)["id"])
-                if on_ack is not None:
-                    on_ack(1)
+            if status < 300:
+                acknowledge(status, raw, mine)
             elif status >= 500 and len(mine.server_errors) < 3:
                 mine.server_errors.append(f"{status} {raw[:200]!r}")
         with lock:
@@ -86,6 +86,21 @@ def post_all(url: Callable[[], str], token: str, jobs: list[list[dict]],
         t.join()
     outcome.wall = time.perf_counter() - started
     return outcome
+
+
+def post_all(url: Callable[[], str], token: str, jobs: list[list[dict]],
+             on_ack: Callable[[int], None] | None = None) -> Outcome:
+    """Each job list is one client, posting in order; all clients at once."""
+
+    def acknowledge(status: int, raw: bytes, mine: Outcome) -> int:
+        if status not in (200, 201):
+            return 0
+        mine.acknowledged.add(json.loads(raw)["id"])
+        if on_ack is not None:
+            on_ack(1)
+        return 1
+
+    return _run_clients(url, token, jobs, acknowledge)
 
 
 def batch_jobs(label: str, clients: int, total: int, size: int, repeat_every: int = 0) -> list[list[dict]]:
@@ -111,41 +126,19 @@ def post_batches(url: Callable[[], str], token: str, jobs: list[list[dict]]) -> 
     """As `post_all`, for POST /api/v1/flags/batch: each item answered 201 or 200
     is acknowledged; `statuses` counts the requests' statuses and the items' (as
     `item 201`, ...)."""
-    import time
 
-    outcome = Outcome()
-    lock = threading.Lock()
+    def acknowledge(status: int, raw: bytes, mine: Outcome) -> int:
+        if status != 200:
+            return 0
+        acknowledged = 0
+        for item in json.loads(raw)["items"]:
+            mine.statuses[f"item {item['status']}"] += 1
+            if item["status"] in (200, 201):
+                mine.acknowledged.add(item["id"])
+                acknowledged += 1
+        return acknowledged
 
-    def client(bodies: list[dict]) -> None:
-        mine = Outcome()
-        for body in bodies:
-            status, raw, elapsed = request("POST", url(), body, token)
-            mine.statuses[status] += 1
-            mine.latencies.append(elapsed)
-            if b"database is locked" in raw:
-                mine.locked += 1
-            if status == 200:
-                for item in json.loads(raw)["items"]:
-                    mine.statuses[f"item {item['status']}"] += 1
-                    if item["status"] in (200, 201):
-                        mine.acknowledged.add(item["id"])
-            elif status >= 500 and len(mine.server_errors) < 3:
-                mine.server_errors.append(f"{status} {raw[:200]!r}")
-        with lock:
-            outcome.statuses.update(mine.statuses)
-            outcome.acknowledged |= mine.acknowledged
-            outcome.latencies.extend(mine.latencies)
-            outcome.locked += mine.locked
-            outcome.server_errors.extend(mine.server_errors[: max(0, 3 - len(outcome.server_errors))])
-
-    threads = [threading.Thread(target=client, args=(bodies,)) for bodies in jobs]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    outcome.wall = time.perf_counter() - started
-    return outcome
+    return _run_clients(url, token, jobs, acknowledge)
 
 
 def flag_ids_in_database(env: dict[str, str], slug: str) -> tuple[set[str], int]:
