@@ -282,10 +282,10 @@ def _sql_export(arguments: list[str]) -> None:
     django.setup()
     from django.core.management import call_command
 
-    import feedback.services
+    import feedback.services.exports
     from bench.export_sql import flag_export_batches_sql
 
-    feedback.services.flag_export_batches = flag_export_batches_sql
+    feedback.services.exports.flag_export_batches = flag_export_batches_sql
     call_command(*arguments)
 
 

@@ -144,7 +144,7 @@ KILLED_EXPORT = textwrap.dedent("""
     from django.core.management import call_command
     from consoles.services import application_create
     from consoles.tests.factories import UserFactory
-    from feedback import services
+    from feedback.services import exports as export_services
     from feedback.services import flag_review
     from feedback.tests.factories import FlagFactory
 
@@ -154,14 +154,14 @@ KILLED_EXPORT = textwrap.dedent("""
     for i in range(3):
         flag = FlagFactory(application=app, message_id=f"m{i}")
         flag_review(flag=flag, reviewer=user, status="approved", version=flag.version)
-    real = services.flag_export_batches
+    real = export_services.flag_export_batches
 
     def stuck(**kwargs):
         yield from real(**kwargs)
         print("WRITING", flush=True)
         time.sleep(120)  # killed here, mid-export
 
-    services.flag_export_batches = stuck
+    export_services.flag_export_batches = stuck
     call_command("export_flags", "--application", "acme", "--out", sys.argv[1])
 """)
 

@@ -8,8 +8,8 @@ from django.core.management import CommandError, call_command
 from django.db import DatabaseError
 
 from consoles.files import read_manifest
-from feedback import services
 from feedback.models import ErasureRecord, ExportManifest, Flag
+from feedback.services import exports as export_services
 from feedback.services import flag_review
 
 from .factories import FlagFactory
@@ -86,7 +86,7 @@ def test_export_flags_failure_midway_exits_1_and_leaves_no_file(approved, tmp_pa
         yield from []
         raise DatabaseError("server closed the connection unexpectedly")
 
-    monkeypatch.setattr(services, "flag_export_batches", failing)
+    monkeypatch.setattr(export_services, "flag_export_batches", failing)
     out = tmp_path / "acme.jsonl"
     with pytest.raises(CommandError) as exc:
         run("export_flags", "--application", "acme", "--out", str(out))
@@ -102,7 +102,7 @@ def test_a_lost_database_is_one_line_and_exit_1(approved, tmp_path, monkeypatch,
     def lost(**kwargs):
         raise DatabaseError(LOST)
 
-    monkeypatch.setattr(services, "_export_manifest_create", lost)
+    monkeypatch.setattr(export_services, "_export_manifest_create", lost)
     out = tmp_path / ("acme.jsonl" if command == "export_flags" else "drafts")
     with pytest.raises(CommandError) as exc:
         run(command, "--application", "acme", "--out", str(out))

@@ -29,6 +29,7 @@ from feedback.services import (
     subject_digest,
     subject_erase,
 )
+from feedback.services import exports as export_services
 
 from .factories import CaptureFactory, FlagFactory
 
@@ -121,14 +122,14 @@ def test_other_tenants_flags_never_reach_the_file(corpus, tmp_path, application,
 
 def test_a_failure_mid_export_leaves_no_file_and_no_manifest(corpus, tmp_path, application, monkeypatch):
     out = tmp_path / "corpus.jsonl"
-    real = services.flag_export_batches
+    real = export_services.flag_export_batches
 
     def failing(**kwargs):
         rows = real(**kwargs)
         yield next(rows)
         raise DatabaseError("connection lost")
 
-    monkeypatch.setattr(services, "flag_export_batches", failing)
+    monkeypatch.setattr(export_services, "flag_export_batches", failing)
     with pytest.raises(DatabaseError):
         flags_export_file(application=application, filters=APPROVED, out=out)
     assert list(tmp_path.iterdir()) == []
@@ -144,7 +145,7 @@ def test_a_failure_mid_export_keeps_the_previous_file_whole(corpus, tmp_path, ap
         raise DatabaseError("connection lost")
         yield
 
-    monkeypatch.setattr(services, "flag_export_batches", failing)
+    monkeypatch.setattr(export_services, "flag_export_batches", failing)
     with pytest.raises(DatabaseError):
         flags_export_file(application=application, filters=APPROVED, out=out)
     assert out.read_bytes() == before
@@ -257,7 +258,7 @@ def test_drafts_that_cannot_be_recorded_never_appear(application, curator, tmp_p
     def failing(**kwargs):
         raise DatabaseError("connection lost")
 
-    monkeypatch.setattr(services, "_export_manifest_create", failing)
+    monkeypatch.setattr(export_services, "_export_manifest_create", failing)
     with pytest.raises(DatabaseError):
         drafts_export(application=application, out_dir=tmp_path)
     assert list(tmp_path.iterdir()) == [] and not ExportManifest.objects.exists()

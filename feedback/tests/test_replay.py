@@ -10,7 +10,6 @@ from django.utils import timezone
 from consoles.errors import Conflict
 from consoles.models import ApiToken
 from consoles.tests.factories import application_token
-from feedback import services
 from feedback.models import Flag, FlagEvent, FlagReview
 from feedback.services import (
     Actor,
@@ -22,6 +21,7 @@ from feedback.services import (
     flags_purge_expired,
     subject_erase,
 )
+from feedback.services import captures as capture_services
 
 pytestmark = pytest.mark.django_db
 
@@ -159,12 +159,12 @@ def test_a_capture_decided_while_it_is_being_dropped_keeps_the_decision(
         # The capture room is made from pending captures read first; a curator
         # labels the oldest one before the drop is written.
         victims = real_list(rows)
-        monkeypatch.setattr(services, "list", real_list, raising=False)
+        monkeypatch.setattr(capture_services, "list", real_list, raising=False)
         flag_review(flag=Flag.objects.get(pk=oldest.pk), reviewer=curator, status="labelled", version=1,
                     label="correct")
         return victims
 
-    monkeypatch.setattr(services, "list", decided_meanwhile, raising=False)
+    monkeypatch.setattr(capture_services, "list", decided_meanwhile, raising=False)
     _capture(app, runtime, 3)
     oldest.refresh_from_db()
     assert oldest.status == "labelled" and oldest.capture_label == "correct" and oldest.answer == "Maybe 0."

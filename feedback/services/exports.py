@@ -1,0 +1,236 @@
+"""Export files: the flags' JSONL corpus, downloads and the drafts, each with its manifest."""
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from consoles.files import MANIFEST_SCHEMA, check_writable, publish, stage_write
+from consoles.models import ApiToken, Application
+from consoles.timestamps import iso_utc
+
+from ..drafts import commit_drafts, contradictions, discard_drafts, render_drafts, stage_drafts
+from ..exports import (
+    EXPORT_FIELDS,
+    ExportTally,
+    encode_id_set,
+    jsonl_chunks,
+)
+from ..models import (
+    ExportKind,
+    ExportManifest,
+)
+from ..selectors import (
+    FlagFilters,
+    export_manifest_previous,
+    flag_export_batches,
+    reviewed_items,
+)
+
+#
+# Exports stream from the database into a staged file; the manifest row that
+# records exactly which flags the file holds is written before the file
+# appears, so an erasure or a purge can always find every file an erased flag
+# is in. Erasure and retention delete the flags with their events and reviews
+# (the one sanctioned exception to append-only history) and record what they
+# did without the erased content.
+
+# `--since-last` re-reads this much before the previous export's watermark: a
+# review committing while that export was reading is then never missed (a
+# consumer keeps the last line per id).
+SINCE_LAST_OVERLAP = timedelta(minutes=2)
+
+
+def export_filters_dict(filters: FlagFilters) -> dict[str, str]:
+    """The filters as recorded in a manifest: only those set, dates as ISO days."""
+    return {
+        name: value.isoformat() if isinstance(value, date) else value
+        for name, value in sorted(asdict(filters).items())
+        if value
+    }
+
+
+def export_filters_key(filters: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(filters, sort_keys=True).encode()).hexdigest()
+
+
+def _as_utc(moment: datetime | None) -> str | None:
+    return iso_utc(moment) if moment is None else moment.astimezone(UTC).isoformat()
+
+
+def export_manifest_document(manifest: ExportManifest) -> dict[str, Any]:
+    """The manifest as written next to the file and printed by `--json`."""
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "manifest_id": manifest.pk,
+        "application_id": manifest.application.slug,
+        "kind": manifest.kind,
+        "path": manifest.path,
+        "file": Path(manifest.path).name if manifest.path else None,
+        "format": "jsonl" if manifest.kind != ExportKind.DRAFTS else "yaml",
+        "fields": list(EXPORT_FIELDS) if manifest.kind != ExportKind.DRAFTS else None,
+        "rows": manifest.row_count,
+        "bytes": manifest.byte_count,
+        "sha256": manifest.sha256,
+        "corpus_version": manifest.corpus_version,
+        "filters": manifest.filters,
+        "since": _as_utc(manifest.since),
+        "watermark": _as_utc(manifest.watermark),
+        "generated_at": _as_utc(manifest.generated_at),
+        "stale": manifest.is_stale,
+    }
+
+
+def _export_manifest_create(
+    *,
+    application: Application,
+    kind: str,
+    path: str,
+    filters: dict[str, str],
+    tally: ExportTally,
+    since: datetime | None,
+    watermark: datetime,
+    requested_by: AbstractBaseUser | None = None,
+    requested_by_token: ApiToken | None = None,
+    requested_by_label: str = "",
+    sha256: str | None = None,
+) -> ExportManifest:
+    return ExportManifest.objects.create(
+        application=application,
+        kind=kind,
+        path=path,
+        filters=filters,
+        filters_key=export_filters_key(filters),
+        row_count=tally.rows,
+        byte_count=tally.bytes,
+        sha256=tally.sha256 if sha256 is None else sha256,
+        corpus_version=tally.corpus_version,
+        flag_set=encode_id_set(tally.flag_pks),
+        since=since,
+        watermark=watermark,
+        generated_at=timezone.now(),
+        requested_by=requested_by,
+        requested_by_token=requested_by_token,
+        requested_by_label=requested_by_label[:200],
+    )
+
+
+def flags_export_file(
+    *,
+    application: Application,
+    filters: FlagFilters,
+    out: Path,
+    since_last: bool = False,
+    requested_by_label: str = "",
+    on_rows: Callable[[int], None] | None = None,
+) -> ExportManifest:
+    """Export flags as JSONL to `out`, atomically, with its manifest next to it.
+
+    A reader of `out` sees the previous file or the complete new one, never a
+    partial file: the rows go to a temporary file in the same directory, the
+    manifest row is recorded, then the file is renamed into place. Any failure
+    (unwritable path, the database mid-export) leaves nothing at `out`.
+    """
+    out = check_writable(Path(out))
+    filters.validate(application)
+    recorded = export_filters_dict(filters)
+    since = None
+    if since_last:
+        previous = export_manifest_previous(
+            application=application, kind=ExportKind.FLAGS_FILE, filters_key=export_filters_key(recorded)
+        )
+        if previous is not None:
+            since = previous.watermark - SINCE_LAST_OVERLAP
+    watermark = timezone.now()
+    tally = ExportTally()
+    rows = flag_export_batches(application=application, filters=filters, changed_since=since)
+    staged = stage_write(out, jsonl_chunks(rows, tally=tally, on_rows=on_rows))
+    try:
+        with transaction.atomic():
+            manifest = _export_manifest_create(
+                application=application, kind=ExportKind.FLAGS_FILE, path=str(out.resolve()),
+                filters=recorded, tally=tally, since=since, watermark=watermark,
+                requested_by_label=requested_by_label,
+            )
+    except BaseException:
+        staged.discard()
+        raise
+    try:
+        publish(staged, export_manifest_document(manifest))
+    except BaseException:
+        # No file appeared: the record of it goes too.
+        ExportManifest.objects.filter(pk=manifest.pk).delete()
+        raise
+    return manifest
+
+
+def flags_download_record(
+    *,
+    application: Application,
+    filters: FlagFilters,
+    tally: ExportTally,
+    watermark: datetime,
+    principal_user: AbstractBaseUser | None,
+    principal_token: ApiToken | None,
+    label: str,
+) -> ExportManifest:
+    """Record a streamed download (API or queue button) once it ended, so erasure
+    can tell the operator who holds a copy. A download cut short is recorded
+    with what was sent and no checksum."""
+    with transaction.atomic():
+        return _export_manifest_create(
+            application=application, kind=ExportKind.FLAGS_DOWNLOAD, path="",
+            filters=export_filters_dict(filters), tally=tally, since=None, watermark=watermark,
+            requested_by=principal_user, requested_by_token=principal_token, requested_by_label=label,
+            sha256=tally.sha256 if tally.finished else "",
+        )
+
+
+def drafts_export(*, application: Application, out_dir: Path, requested_by_label: str = "") -> ExportManifest:
+    """Write the three YAML draft files under `out_dir` (never over a file that is
+    not one of our drafts) and record which flags they hold.
+
+    As for the JSONL file: the drafts are staged in full, the manifest row is
+    recorded, then the files are renamed into place, so a failure leaves the
+    previous drafts and no record, and erasure never misses a draft that exists.
+    """
+    watermark = timezone.now()
+    items = list(reviewed_items(application=application))
+    contradicted = contradictions(items)
+    files = render_drafts(items, application_id=application.slug, contradicted=contradicted)
+    staged = stage_drafts(Path(out_dir), files)
+    tally = ExportTally()
+    for item in items:
+        tally.flag_pks.append(item.pk)
+        tally._corpus.update(f"{item.flag_id}:{item.decided_at.isoformat()}\n".encode())
+    tally.rows = len(items)
+    digest = hashlib.sha256()
+    for _, text in sorted(files.items()):
+        data = text.encode()
+        tally.bytes += len(data)
+        digest.update(data)
+    try:
+        with transaction.atomic():
+            manifest = _export_manifest_create(
+                application=application, kind=ExportKind.DRAFTS, path=str(Path(out_dir).resolve()),
+                filters={"files": sorted(files), "contradicted_items": len(contradicted)},
+                tally=tally, since=None,
+                watermark=watermark, requested_by_label=requested_by_label, sha256=digest.hexdigest(),
+            )
+    except BaseException:
+        discard_drafts(staged)
+        raise
+    try:
+        commit_drafts(staged)
+    except BaseException:
+        if not any(draft.committed for draft in staged):  # no draft appeared: the record of them goes too
+            ExportManifest.objects.filter(pk=manifest.pk).delete()
+        raise
+    return manifest
