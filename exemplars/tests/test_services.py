@@ -218,3 +218,45 @@ def test_the_score_path_and_the_screen_read_the_same_fingerprint(application, cu
     services.bank_rebuild(profile=profile)
     monkeypatch.setattr(services, "_approved_rows", lambda p: pytest.fail("re-read the approved set"))
     assert run(application, DAN).axes["jailbreak"].flag is True
+
+
+def _instant(value):
+    """A marker value as an aware UTC datetime: SQLite's hand-built read gives its text."""
+    from datetime import UTC, datetime
+
+    from django.utils.dateparse import parse_datetime
+
+    if value is None:
+        return None
+    moment = parse_datetime(value) if isinstance(value, str) else value
+    assert isinstance(moment, datetime)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def test_the_hand_built_score_reads_agree_with_their_orm_versions(application, curator, profile, monkeypatch):
+    from exemplars.selectors import score_context, score_context_orm
+    from feedback.selectors import approved_set_marker, approved_set_marker_orm
+
+    def same(raw, orm):
+        assert (raw.profile.pk, raw.profile.axes, raw.profile.embedder, raw.profile.dim,
+                raw.profile.vector_generation) == (orm.profile.pk, orm.profile.axes, orm.profile.embedder,
+                                                   orm.profile.dim, orm.profile.vector_generation)
+        assert (raw.bank_settings.pk, raw.bank_settings.enabled, raw.bank_settings.tau,
+                raw.bank_settings.generation) == (orm.bank_settings.pk, orm.bank_settings.enabled,
+                                                  orm.bank_settings.tau, orm.bank_settings.generation)
+        assert [_instant(v) for v in raw.marker] == [_instant(v) for v in orm.marker]
+
+    # Nothing approved, no settings saved: both read the defaults and an empty marker.
+    same(score_context(application=application, name="hummingbird"),
+         score_context_orm(application=application, name="hummingbird"))
+    assert [_instant(v) for v in approved_set_marker(application=application)] == [None, None]
+    approved_flag(application, curator, text=DAN)
+    BankSettingsFactory(application=application, enabled=True, tau=0.8)
+    raw, orm = (score_context(application=application, name="hummingbird"),
+                score_context_orm(application=application, name="hummingbird"))
+    same(raw, orm)
+    assert raw.bank_settings.enabled is True and raw.marker[0] is not None and raw.marker[1] is not None
+    marker, marker_orm = approved_set_marker(application=application), approved_set_marker_orm(application=application)
+    assert [_instant(v) for v in marker] == [_instant(v) for v in marker_orm] == [_instant(v) for v in raw.marker]
+    assert score_context(application=application, name="nobody") is None
+    assert score_context_orm(application=application, name="nobody") is None

@@ -17,7 +17,9 @@ from .bank import (
     approved_bank_rows,
     approved_count_outside,
     approved_set_marker,
+    approved_set_marker_orm,
     approved_set_marker_sql,
+    approved_set_marker_subqueries,
 )
 from .case_feedback import (
     case_feedback_list,
@@ -81,6 +83,8 @@ __all__ = [
     "unlabelled_capture_count",
     "approved_set_marker_sql",
     "approved_set_marker",
+    "approved_set_marker_orm",
+    "approved_set_marker_subqueries",
     "BANK_COLUMNS",
     "approved_bank_rows",
     "approved_count_outside",
