@@ -9,10 +9,14 @@ call: feedback's approved-set marker (`approved_set_marker`) and exemplars'
 trip). Each is timed in process against its ORM version (`*_orm`, the same
 query through the QuerySet API) on the demo data: median and p95 of
 BENCH_SELECTORS_CALLS calls, in microseconds, and the ratio. The rule: the
-hand-built read stays only while the ratio is 2x or more on both databases.
+hand-built read stays only while the ratio is 2x or more on both databases. Measured
+on this 2-core machine (load ~4): SQLite 23 us against 638 us (marker) and 51 us
+against 1,297 us (score context); PostgreSQL 287 us against 1,217 us and 443 us
+against 2,000 us (4.2x, 4.5x).
 PostgreSQL runs on a scratch database (bench_selectors, dropped and created).
 """
 
+import io
 import os
 import statistics
 import subprocess
@@ -44,7 +48,7 @@ def measure(database: str) -> None:
     setup_django(PG_URL if database == "postgresql" else None)
     from django.core.management import call_command
 
-    call_command("load_demo", verbosity=0)
+    call_command("load_demo", verbosity=0, stdout=io.StringIO())
     from exemplars.models import DetectorProfile
     from exemplars.selectors import score_context, score_context_orm
     from feedback.selectors import approved_set_marker, approved_set_marker_orm
