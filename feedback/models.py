@@ -103,6 +103,9 @@ class Flag(models.Model):
     weight = models.FloatField(null=True, blank=True)
     attack_family = models.CharField(max_length=100, blank=True)
     review_note = models.TextField(blank=True)
+    # The answer the assistant should have given (an approved answer-region flag
+    # only): what the SFT and preference exports train on. The last review's.
+    correction = models.TextField(blank=True)
 
     # Optimistic concurrency: every write bumps it; a decision names the version it saw.
     version = models.PositiveIntegerField(default=1)
@@ -280,6 +283,7 @@ class FlagReview(models.Model):
     verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
     capture_label = models.CharField(max_length=64, blank=True)
     note = models.TextField(blank=True)
+    correction = models.TextField(blank=True, help_text="The answer the assistant should have given (approve).")
     flag_version = models.PositiveIntegerField(help_text="The flag's version after this decision.")
     created_at = models.DateTimeField()
     # Copied from the flag at decision time (its arrival never changes), so the
