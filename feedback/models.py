@@ -498,7 +498,11 @@ class ExportManifest(models.Model):
     filters = models.JSONField(default=dict, blank=True)
     # sha256 of the canonical filters: `--since-last` continues the series with the same filters.
     filters_key = models.CharField(max_length=64)
+    # The lines' shape (feedback.exports.EXPORT_FORMATS): classifier, sft or preference.
+    export_format = models.CharField(max_length=16, default="classifier")
     row_count = models.PositiveBigIntegerField(default=0)
+    # Flags the filters selected that the format had nothing to train on (not in the file).
+    left_out = models.PositiveBigIntegerField(default=0)
     byte_count = models.PositiveBigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
     corpus_version = models.CharField(max_length=32, blank=True)
@@ -525,6 +529,11 @@ class ExportManifest(models.Model):
                 condition=Q(kind__in=ExportKind.values),
                 name="%(app_label)s_%(class)s_kind_valid",
                 violation_error_code="export_kind_invalid",
+            ),
+            models.CheckConstraint(
+                condition=Q(export_format__in=["classifier", "sft", "preference"]),
+                name="%(app_label)s_%(class)s_export_format_valid",
+                violation_error_code="export_format_invalid",
             ),
             models.CheckConstraint(
                 condition=Q(kind=ExportKind.FLAGS_DOWNLOAD) | ~Q(path=""),

@@ -12,13 +12,16 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from consoles.errors import InvalidInput
 from consoles.files import MANIFEST_SCHEMA, check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
 from ..drafts import commit_drafts, contradictions, discard_drafts, render_drafts, stage_drafts
 from ..exports import (
-    EXPORT_FIELDS,
+    CLASSIFIER,
+    EXPORT_FORMATS,
+    FORMAT_FIELDS,
     ExportTally,
     encode_id_set,
     jsonl_chunks,
@@ -57,8 +60,21 @@ def export_filters_dict(filters: FlagFilters) -> dict[str, str]:
     }
 
 
-def export_filters_key(filters: dict[str, str]) -> str:
-    return hashlib.sha256(json.dumps(filters, sort_keys=True).encode()).hexdigest()
+def export_filters_key(filters: dict[str, str], export_format: str = CLASSIFIER) -> str:
+    """The series key: the filters, and the format unless it is the classifier's
+    (so the classifier series of older exports continues unchanged)."""
+    keyed = filters if export_format == CLASSIFIER else {**filters, "format": export_format}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
+
+
+def export_format_check(value: str | None) -> str:
+    """The export format asked for (classifier when not given); InvalidInput naming `format`."""
+    if value in (None, ""):
+        return CLASSIFIER
+    if value not in EXPORT_FORMATS:
+        raise InvalidInput(f"Unknown export format {value!r}; use one of {', '.join(EXPORT_FORMATS)}.",
+                           fields={"format": f"use one of {', '.join(EXPORT_FORMATS)}"})
+    return value
 
 
 def _as_utc(moment: datetime | None) -> str | None:
@@ -75,8 +91,10 @@ def export_manifest_document(manifest: ExportManifest) -> dict[str, Any]:
         "path": manifest.path,
         "file": Path(manifest.path).name if manifest.path else None,
         "format": "jsonl" if manifest.kind != ExportKind.DRAFTS else "yaml",
-        "fields": list(EXPORT_FIELDS) if manifest.kind != ExportKind.DRAFTS else None,
+        "export_format": manifest.export_format if manifest.kind != ExportKind.DRAFTS else None,
+        "fields": list(FORMAT_FIELDS[manifest.export_format]) if manifest.kind != ExportKind.DRAFTS else None,
         "rows": manifest.row_count,
+        "left_out": manifest.left_out,
         "bytes": manifest.byte_count,
         "sha256": manifest.sha256,
         "corpus_version": manifest.corpus_version,
@@ -101,14 +119,17 @@ def _export_manifest_create(
     requested_by_token: ApiToken | None = None,
     requested_by_label: str = "",
     sha256: str | None = None,
+    export_format: str = CLASSIFIER,
 ) -> ExportManifest:
     return ExportManifest.objects.create(
         application=application,
         kind=kind,
         path=path,
         filters=filters,
-        filters_key=export_filters_key(filters),
+        filters_key=export_filters_key(filters, export_format),
+        export_format=export_format,
         row_count=tally.rows,
+        left_out=tally.left_out,
         byte_count=tally.bytes,
         sha256=tally.sha256 if sha256 is None else sha256,
         corpus_version=tally.corpus_version,
@@ -130,34 +151,41 @@ def flags_export_file(
     since_last: bool = False,
     requested_by_label: str = "",
     on_rows: Callable[[int], None] | None = None,
+    export_format: str = CLASSIFIER,
 ) -> ExportManifest:
     """Export flags as JSONL to `out`, atomically, with its manifest next to it.
+
+    `export_format` is the lines' shape (`feedback.exports.EXPORT_FORMATS`); the
+    manifest names it and counts the flags it left out.
 
     A reader of `out` sees the previous file or the complete new one, never a
     partial file: the rows go to a temporary file in the same directory, the
     manifest row is recorded, then the file is renamed into place. Any failure
     (unwritable path, the database mid-export) leaves nothing at `out`.
     """
+    export_format = export_format_check(export_format)
     out = check_writable(Path(out))
     filters.validate(application)
     recorded = export_filters_dict(filters)
     since = None
     if since_last:
         previous = export_manifest_previous(
-            application=application, kind=ExportKind.FLAGS_FILE, filters_key=export_filters_key(recorded)
+            application=application, kind=ExportKind.FLAGS_FILE,
+            filters_key=export_filters_key(recorded, export_format),
         )
         if previous is not None:
             since = previous.watermark - SINCE_LAST_OVERLAP
     watermark = timezone.now()
     tally = ExportTally()
-    rows = flag_export_batches(application=application, filters=filters, changed_since=since)
+    rows = flag_export_batches(application=application, filters=filters, changed_since=since,
+                               export_format=export_format, tally=tally)
     staged = stage_write(out, jsonl_chunks(rows, tally=tally, on_rows=on_rows))
     try:
         with transaction.atomic():
             manifest = _export_manifest_create(
                 application=application, kind=ExportKind.FLAGS_FILE, path=str(out.resolve()),
                 filters=recorded, tally=tally, since=since, watermark=watermark,
-                requested_by_label=requested_by_label,
+                requested_by_label=requested_by_label, export_format=export_format,
             )
     except BaseException:
         staged.discard()
@@ -180,6 +208,7 @@ def flags_download_record(
     principal_user: AbstractBaseUser | None,
     principal_token: ApiToken | None,
     label: str,
+    export_format: str = CLASSIFIER,
 ) -> ExportManifest:
     """Record a streamed download (API or queue button) once it ended, so erasure
     can tell the operator who holds a copy. A download cut short is recorded
@@ -189,7 +218,7 @@ def flags_download_record(
             application=application, kind=ExportKind.FLAGS_DOWNLOAD, path="",
             filters=export_filters_dict(filters), tally=tally, since=None, watermark=watermark,
             requested_by=principal_user, requested_by_token=principal_token, requested_by_label=label,
-            sha256=tally.sha256 if tally.finished else "",
+            sha256=tally.sha256 if tally.finished else "", export_format=export_format,
         )
 
 
