@@ -315,6 +315,40 @@ def encoded_batches(
         yield batch
 
 
+def line_hash(line: bytes) -> str:
+    """One line's hash in a snapshot's entries (its JSON text, without the newline)."""
+    return hashlib.sha256(line).hexdigest()[:16]
+
+
+def recording_entries(
+    batches: Iterable[list[tuple[int, str, int, bytes]]], entries: list[list[str]]
+) -> Iterator[list[tuple[int, str, int, bytes]]]:
+    """Pass batches through unchanged, appending `[public_id, line_hash]` per line
+    to `entries` (a snapshot's record of what it holds, in file order)."""
+    for batch in batches:
+        entries.extend([[row[1], line_hash(row[3])] for row in batch])
+        yield batch
+
+
+@dataclass(frozen=True)
+class EntriesDiff:
+    """How one snapshot's lines differ from another's, by flag id (sorted)."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[str]  # in both, with another line
+
+
+def entries_diff(before: Iterable[list[str]], after: Iterable[list[str]]) -> EntriesDiff:
+    old = {public_id: digest for public_id, digest in before}
+    new = {public_id: digest for public_id, digest in after}
+    return EntriesDiff(
+        added=sorted(new.keys() - old.keys()),
+        removed=sorted(old.keys() - new.keys()),
+        changed=sorted(pid for pid in new.keys() & old.keys() if new[pid] != old[pid]),
+    )
+
+
 # --- Which flags an export held ----------------------------------------------
 #
 # Sorted primary keys, delta-encoded and zlib-compressed: consecutive keys

@@ -51,6 +51,15 @@ from .flags import (
     pending_flag_count,
     unlabelled_capture_count,
 )
+from .snapshots import (
+    SnapshotCheck,
+    SnapshotRow,
+    dataset_snapshot_batches,
+    dataset_snapshot_check,
+    dataset_snapshot_get,
+    dataset_snapshot_list,
+    snapshot_filters,
+)
 from .stats import (
     DecisionDelays,
     DelayQuantiles,
@@ -92,6 +101,13 @@ __all__ = [
     "reviewed_items",
     "export_manifest_previous",
     "export_manifest_list",
+    "SnapshotCheck",
+    "SnapshotRow",
+    "dataset_snapshot_batches",
+    "dataset_snapshot_check",
+    "dataset_snapshot_get",
+    "dataset_snapshot_list",
+    "snapshot_filters",
     "export_manifests_containing",
     "erasure_record_list",
     "DelayQuantiles",

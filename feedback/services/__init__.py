@@ -38,6 +38,7 @@ from .events import (
 from .exports import (
     SINCE_LAST_OVERLAP,
     _export_manifest_create,
+    dataset_snapshot_create,
     drafts_export,
     export_filters_dict,
     export_filters_key,
@@ -45,6 +46,7 @@ from .exports import (
     export_manifest_document,
     flags_download_record,
     flags_export_file,
+    snapshot_name_check,
 )
 from .flags import (
     BATCH_CREATED,
@@ -93,6 +95,8 @@ __all__ = [
     "export_filters_dict",
     "export_filters_key",
     "export_format_check",
+    "dataset_snapshot_create",
+    "snapshot_name_check",
     "export_manifest_document",
     "_export_manifest_create",
     "flags_export_file",
