@@ -30,6 +30,8 @@ from consoles.tests.factories import (
     application_token,
     personal_token,
 )
+from feedback.selectors import FlagFilters
+from feedback.services import dataset_snapshot_create
 
 pytestmark = pytest.mark.django_db
 
@@ -48,6 +50,7 @@ def _first(model: str, field: str, **filters) -> Callable[[Application], object]
 OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("", "app_slug"): lambda application: application.slug,
     ("feedback", "public_id"): _first("feedback.Flag", "public_id"),
+    ("feedback", "name"): _first("feedback.DatasetSnapshot", "name"),
     ("adjudication", "case_ref"): _first("adjudication.Case", "case_id"),
     ("adjudication", "entry_pk"): _first("adjudication.QueueEntry", "pk"),
     ("sampling", "pk"): _first("sampling.SamplingPlan", "pk"),
@@ -107,6 +110,8 @@ def _object_counts() -> dict[str, int]:
 @pytest.fixture
 def world(demo_loaded, db):
     victims = list(Application.objects.filter(slug__in=DEMO_TOKEN_SECRETS).order_by("slug"))
+    for victim in victims:  # the demo records no dataset snapshot: one each, named apart
+        dataset_snapshot_create(application=victim, name=f"sweep-{victim.slug}", filters=FlagFilters(status="approved"))
     attacker_app = ApplicationFactory(slug="attacker")
     attacker = MembershipFactory(user=UserFactory(username="mallory"), application=attacker_app,
                                  role=Role.ADMIN).user
