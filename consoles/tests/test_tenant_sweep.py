@@ -30,8 +30,6 @@ from consoles.tests.factories import (
     application_token,
     personal_token,
 )
-from feedback.selectors import FlagFilters
-from feedback.services import dataset_snapshot_create
 
 pytestmark = pytest.mark.django_db
 
@@ -110,8 +108,6 @@ def _object_counts() -> dict[str, int]:
 @pytest.fixture
 def world(demo_loaded, db):
     victims = list(Application.objects.filter(slug__in=DEMO_TOKEN_SECRETS).order_by("slug"))
-    for victim in victims:  # the demo records no dataset snapshot: one each, named apart
-        dataset_snapshot_create(application=victim, name=f"sweep-{victim.slug}", filters=FlagFilters(status="approved"))
     attacker_app = ApplicationFactory(slug="attacker")
     attacker = MembershipFactory(user=UserFactory(username="mallory"), application=attacker_app,
                                  role=Role.ADMIN).user

@@ -114,6 +114,9 @@ def flag_review(
             errors["label"] = f"Use one of {', '.join(application.capture_labels)}."
         values.update(capture_label=label or "", verdict="")
     else:
+        # A correction belongs to an approval: a flag rejected or re-opened carries none
+        # (its reviews keep the one given; the approve form offers it again).
+        values["correction"] = ""
         if axis:
             if axis not in application.axes:
                 errors["axis"] = f"Unknown axis {axis!r}; use one of {', '.join(application.axes)}."

@@ -31,12 +31,26 @@ def test_an_approval_keeps_its_correction_and_a_later_review_revises_it(applicat
     flag = flag_review(flag=flag, reviewer=curator, status="approved", version=flag.version,
                        verdict="false_negative", correction="I do not know of that prize.")
     assert Flag.objects.get(pk=flag.pk).correction == "I do not know of that prize."
+    # Each review keeps the correction it left; a re-opened flag carries none.
     assert [r.correction for r in FlagReview.objects.filter(flag=flag).order_by("id")] == [
-        FIXED, FIXED, "I do not know of that prize."]
-    # The history shows both: the first set, the revision with what it replaced.
+        FIXED, "", "I do not know of that prize."]
+    # The history shows both: the first, its removal on re-opening, the revision.
     corrections = [e.changes["correction"] for e in FlagEvent.objects.filter(flag=flag).order_by("id")
                    if "correction" in e.changes]
-    assert corrections == [["", FIXED], [FIXED, "I do not know of that prize."]]
+    assert corrections == [["", FIXED], [FIXED, ""], ["", "I do not know of that prize."]]
+
+
+def test_a_rejected_flag_carries_no_correction_and_the_approve_form_offers_it_again(
+        client, application, curator):
+    flag = FlagFactory(application=application)
+    flag = flag_review(flag=flag, reviewer=curator, status="approved", version=1, correction=FIXED)
+    flag = flag_review(flag=flag, reviewer=curator, status="rejected", version=flag.version)
+    assert Flag.objects.get(pk=flag.pk).correction == ""
+    flag = flag_review(flag=flag, reviewer=curator, status="pending", version=flag.version)
+    client.force_login(curator)
+    detail = client.get(reverse("feedback:detail", args=[application.slug, flag.public_id])).content.decode()
+    field = detail.split('data-testid="correction-field"', 1)[1].split("</textarea>", 1)[0]
+    assert FIXED in field
 
 
 @pytest.mark.parametrize("status", ["rejected", "pending"])
