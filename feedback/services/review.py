@@ -71,7 +71,8 @@ def flag_review(
     Conflict carries the current state and nothing is written. `at` is when it
     was decided (now unless given: the demo data's history is decided in the past).
     `correction` (approving an answer-region flag only) is the answer the
-    assistant should have given; each approval sets it anew (empty: none).
+    assistant should have given; each approval sets it anew (empty: none), and
+    rejecting or re-opening clears the flag's (its reviews keep theirs).
     """
     if reviewer is None or not getattr(reviewer, "is_authenticated", False):
         raise PermissionDeniedError("Only a human curator reviews flags.", code="human_required")
