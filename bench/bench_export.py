@@ -24,6 +24,11 @@ What is measured, per database:
   package; installed with apt-get only if missing) and
   `psql -c "\\copy (select row_to_json(t) from (...) t) to FILE"`.
 
+- the `preference` format (issue 34): `export_flags --format preference` on
+  the same flags, a third of them with a correction, a third with a benign
+  twin answer and a third with neither (left out and counted): lines/s,
+  flags read/s and peak memory beside the classifier export's.
+
 Targets: ratio (ours rows/s / reference rows/s) >= 0.5; peak memory < 200 MB;
 in-database JSON / ORM < 2 (else the SQL would earn its place back).
 
@@ -57,6 +62,9 @@ PROMPT = 'Can you summarise the "refund policy" for orders shipped to Zürich la
 CONTEXT = "Policy 4.2: refunds within 30 days of delivery; customs fees are not refunded.\n" * 3
 ANSWER = "Orders shipped to Zürich can be refunded within 30 days; customs fees — not refunded. " * 4
 NOTE = "invented a clause about customs"
+# The preference format's chosen answers (issue 34): a correction, else a benign twin.
+CORRECTION = "Orders shipped to Zuerich can be refunded within 30 days of delivery; customs fees are not. " * 2
+TWIN = "I can only refund orders within 30 days of delivery; please check the customs note. " * 2
 
 
 def main() -> None:
@@ -119,6 +127,16 @@ def run_one(db: str) -> None:
               f"files {'byte-identical' if identical else 'DIFFER'}")
         print(f"[{db}] 2x rule: in-database / ORM = {sql_rate / ours_rate:.2f} "
               f"({'SQL would earn its place' if sql_rate >= 2 * ours_rate else 'ORM kept'})", flush=True)
+        pref_seconds, pref_peak_kb, pref_rows = _our_export(workdir / "pref.jsonl", env, "--format", "preference")
+        import json
+
+        left_out = json.loads((workdir / "pref.jsonl.manifest.json").read_text())["left_out"]
+        assert pref_rows + left_out == ROWS, f"{pref_rows} lines + {left_out} left out != {ROWS}"
+        print(f"[{db}] export_flags --format preference: {pref_rows:,} lines ({left_out:,} flags left out) in "
+              f"{pref_seconds:.1f} s = {pref_rows / pref_seconds:,.0f} lines/s, "
+              f"{ROWS / pref_seconds:,.0f} flags read/s; peak memory {pref_peak_kb / 1024:.0f} MB "
+              f"(classifier: {ours_rate:,.0f} rows/s, {peak_kb / 1024:.0f} MB) "
+              f"{'OK' if pref_peak_kb / 1024 < TARGET_PEAK_MB else 'ABOVE TARGET'}", flush=True)
         del application
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -142,8 +160,11 @@ def _populate():
         "public_id, application_id, region, problem, suggested_axis, axis, verdict, status, prompt, "
         "context, answer, detector_scores, note, message_id, session_id, end_user_ref, author_kind, "
         "capture_reason, capture_label, twin_prompt, twin_answer, attack_family, review_note, version, "
-        "created_at, updated_at"
+        "created_at, updated_at, correction"
     )
+    # A third corrected, a third with a twin answer, a third with neither.
+    twin = f"CASE WHEN n %% 3 = 1 THEN '{TWIN}' ELSE '' END"
+    correction = f"CASE WHEN n %% 3 = 0 THEN '{CORRECTION}' ELSE '' END"
     with transaction.atomic(), connection.cursor() as cursor:
         indexes = _drop_flag_indexes(cursor, connection.vendor)
         if connection.vendor == "postgresql":
@@ -154,9 +175,9 @@ def _populate():
                        CASE WHEN n %% 7 = 0 THEN 'toxicity' ELSE 'hallucination' END,
                        CASE WHEN n %% 4 = 0 THEN 'false_positive' ELSE 'false_negative' END,
                        'approved', %s || n, %s, %s, '{{"hallucination": 0.31}}'::jsonb, %s, 'msg_' || n,
-                       'sess_' || (n %% 50000), '', 'end_user', '', '', '', '', '', '', 2,
+                       'sess_' || (n %% 50000), '', 'end_user', '', '', '', {twin}, '', '', 2,
                        %s::timestamptz + make_interval(secs => n * %s),
-                       %s::timestamptz + make_interval(secs => n * %s)
+                       %s::timestamptz + make_interval(secs => n * %s), {correction}
                 FROM generate_series(1, %s) AS n
                 """,
                 [application.pk, PROMPT, CONTEXT, ANSWER, NOTE, _BASE_DAY, seconds_per_row,
@@ -174,7 +195,8 @@ def _populate():
                        CASE WHEN n %% 7 = 0 THEN 'toxicity' ELSE 'hallucination' END,
                        CASE WHEN n %% 4 = 0 THEN 'false_positive' ELSE 'false_negative' END,
                        'approved', %s || n, %s, %s, '{{"hallucination": 0.31}}', %s, 'msg_' || n,
-                       'sess_' || (n %% 50000), '', 'end_user', '', '', '', '', '', '', 2, {at}, {at}
+                       'sess_' || (n %% 50000), '', 'end_user', '', '', '', {twin}, '', '', 2, {at}, {at},
+                       {correction}
                 FROM seq
                 """,
                 [ROWS, application.pk, PROMPT, CONTEXT, ANSWER, NOTE],

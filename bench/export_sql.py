@@ -27,9 +27,14 @@ def flag_export_batches_sql(
     filters: FlagFilters,
     changed_since: datetime | None = None,
     chunk_size: int = EXPORT_CHUNK_SIZE,
+    export_format: str = "classifier",
+    tally: object = None,
 ) -> Iterator[list[tuple[int, str, int, str | bytes]]]:
     """The database builds each line (SQLite `json_object`, PostgreSQL
-    `row_to_json` with COPY): kept only while the 2x rule is measured."""
+    `row_to_json` with COPY): kept only while the 2x rule is measured, and
+    for the classifier format only (it leaves nothing out, so `tally` is unused)."""
+    if export_format != "classifier":
+        raise ValueError("the in-database JSON export builds classifier lines only")
     qs = flag_export_queryset(application=application, filters=filters, changed_since=changed_since)
     vendor = connection.vendor
     inner, inner_params = qs.order_by().values_list(*_EXPORT_SOURCE_COLUMNS).query.sql_with_params()

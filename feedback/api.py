@@ -185,6 +185,8 @@ class FlagOut(Schema):
     weight: float | None = Field(description="The exemplar weight a curator set (0..1), or null.")
     attack_family: str = Field(description="The attack family a curator named (may be empty).")
     review_note: str = Field(description="The curator's note on the last review.")
+    correction: str = Field(description="The answer the assistant should have given (an approved answer flag; "
+                            "may be empty).")
     version: int = Field(description="Increases with every review; send it back with a review.")
     created_at: datetime = Field(description="When it was flagged (UTC).")
     updated_at: datetime = Field(description="When it last changed (UTC).")
@@ -213,6 +215,11 @@ class ReviewIn(StrictIn):
     twin_answer: str | None = Field(None, max_length=MAX_TEXT, description="A benign twin of the answer (approve).")
     weight: float | None = Field(None, ge=0, le=1, description="The exemplar's weight in the bank (approve).")
     attack_family: str | None = Field(None, max_length=100, description="The attack family, if any (approve).")
+    correction: str | None = Field(
+        None, max_length=MAX_TEXT,
+        description="The answer the assistant should have given (approving an answer-region flag only; "
+        "the SFT and preference exports train on it).",
+    )
 
 
 def flag_out(flag: Flag) -> dict:
@@ -223,7 +230,7 @@ def flag_out(flag: Flag) -> dict:
             "status", "region", "problem", "suggested_axis", "axis", "verdict", "note", "prompt", "context",
             "answer", "detector_scores", "message_id", "session_id", "end_user_ref", "author_kind",
             "capture_reason", "capture_label", "twin_prompt", "twin_answer", "weight", "attack_family",
-            "review_note", "version", "created_at", "updated_at",
+            "review_note", "correction", "version", "created_at", "updated_at",
         )},
     }
 

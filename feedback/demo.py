@@ -14,8 +14,16 @@ from django.utils import timezone
 
 from consoles.models import ApiToken, Application, TokenKind
 
-from .models import Flag
-from .services import BATCH_CREATED, Actor, BatchItem, flag_review, flags_submit_batch
+from .models import DatasetSnapshot, Flag, FlagStatus
+from .selectors import FlagFilters
+from .services import (
+    BATCH_CREATED,
+    Actor,
+    BatchItem,
+    dataset_snapshot_create,
+    flag_review,
+    flags_submit_batch,
+)
 
 ACME_FLAGS = [
     ("answer", "fabricated", "invented a citation", "Who won the 1923 Paris Review prize?",
@@ -126,8 +134,12 @@ def load_demo_flags(*, application: Application, users: dict) -> None:
         return
     user_flags = [f for f in created if not f.is_capture]
     if len(user_flags) >= 4:
-        flag_review(flag=user_flags[0], reviewer=curator, status="approved", version=user_flags[0].version,
-                    note="confirmed: citation does not exist")
+        first = user_flags[0]
+        flag_review(flag=first, reviewer=curator, status="approved", version=first.version,
+                    note="confirmed: citation does not exist",
+                    # What the assistant should have said (the SFT and preference exports train on it).
+                    correction=("I could not find that citation; I should not have cited it." if
+                                first.region == "answer" else None))
         flag_review(flag=user_flags[1], reviewer=curator, status="rejected", version=user_flags[1].version,
                     note="not reproducible")
         flag_review(flag=user_flags[2], reviewer=users.get("curator2", curator), status="approved",
@@ -137,6 +149,11 @@ def load_demo_flags(*, application: Application, users: dict) -> None:
         flag_review(flag=captures[0], reviewer=curator, status="labelled", label="incomplete",
                     version=captures[0].version)
     _load_traffic(application=application, users=users, integration=integration, now=now)
+    # One dataset snapshot of the approved set, so the training-data screen has a row
+    # (only on the first load, like the decisions above).
+    if not DatasetSnapshot.objects.filter(application=application).exists():
+        dataset_snapshot_create(application=application, name=f"{application.slug}-demo",
+                                filters=FlagFilters(status=FlagStatus.APPROVED), created_by=users.get("admin"))
 
 
 TRAFFIC_DAYS = 28

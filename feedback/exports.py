@@ -15,6 +15,21 @@ One line per flag, self-contained, exactly these keys in this order::
 Hugging Face `datasets.load_dataset("json", data_files=...)` and
 `pandas.read_json(path, lines=True)` load it as is: UTF-8, one JSON object
 per line, "\\n" line ends, the same keys and types on every line.
+
+That is the `classifier` format (the default). Two more formats turn the same
+approved flags into training data for the assistant itself (issue 34):
+
+- `sft`: one chat example per flag with a curator's correction,
+  ``{"messages":[{"role":"system","content":context} (only with a context),
+  {"role":"user","content":prompt},{"role":"assistant","content":correction}],
+  "id","axis","application_id"}`` (the shape of TRL's SFTTrainer and most
+  chat fine-tuning APIs);
+- `preference`: ``{"prompt","chosen","rejected","id","axis"}``, `rejected` the
+  flagged answer, `chosen` the correction or else the benign twin's answer
+  (the shape of TRL's DPOTrainer).
+
+A flag that has nothing to train on in a format (no correction; no correction
+and no twin answer) is left out of it, and counted (`ExportTally.left_out`).
 """
 
 from __future__ import annotations
@@ -62,6 +77,31 @@ EXPORT_COLUMNS: tuple[str, ...] = (
     "created_at",
     "author_kind",
 )
+
+# What the `sft` and `preference` formats read per flag, in this order.
+TRAINING_COLUMNS: tuple[str, ...] = (
+    "pk",
+    "public_id",
+    "version",
+    "axis",
+    "prompt",
+    "context",
+    "answer",
+    "correction",
+    "twin_answer",
+)
+
+CLASSIFIER = "classifier"
+SFT = "sft"
+PREFERENCE = "preference"
+EXPORT_FORMATS: tuple[str, ...] = (CLASSIFIER, SFT, PREFERENCE)
+
+# Each format's keys, in line order (the manifest lists them).
+FORMAT_FIELDS: dict[str, tuple[str, ...]] = {
+    CLASSIFIER: EXPORT_FIELDS,
+    SFT: ("messages", "id", "axis", "application_id"),
+    PREFERENCE: ("prompt", "chosen", "rejected", "id", "axis"),
+}
 
 # A miss (false_negative) is a positive training example, an over-flag a negative one.
 LABEL_BY_VERDICT: dict[str, int] = {"false_negative": 1, "false_positive": 0}
@@ -123,6 +163,36 @@ def export_record(row: tuple, *, application_id: str) -> dict[str, Any]:
     }
 
 
+def sft_record(row: tuple, *, application_id: str) -> dict[str, Any] | None:
+    """The chat example of one flag row (`TRAINING_COLUMNS`), or None without a correction."""
+    _pk, public_id, _version, axis, prompt, context, _answer, correction, _twin_answer = row
+    if not correction:
+        return None
+    messages = [{"role": "system", "content": context}] if context else []
+    messages.append({"role": "user", "content": prompt or ""})
+    messages.append({"role": "assistant", "content": correction})
+    return {"messages": messages, "id": public_id, "axis": axis or None, "application_id": application_id}
+
+
+def preference_record(row: tuple, *, application_id: str) -> dict[str, Any] | None:
+    """The preference pair of one flag row (`TRAINING_COLUMNS`): the flagged answer
+    rejected, the correction (else the benign twin's answer) chosen; None with neither."""
+    _pk, public_id, _version, axis, prompt, _context, answer, correction, twin_answer = row
+    chosen = correction or twin_answer
+    if not chosen:
+        return None
+    return {"prompt": prompt or "", "chosen": chosen, "rejected": answer or "", "id": public_id,
+            "axis": axis or None}
+
+
+# Each format: the columns a selector reads, and the record of one row (None: left out).
+FORMAT_RECORDS: dict[str, tuple[tuple[str, ...], Callable[..., dict[str, Any] | None]]] = {
+    CLASSIFIER: (EXPORT_COLUMNS, export_record),
+    SFT: (TRAINING_COLUMNS, sft_record),
+    PREFERENCE: (TRAINING_COLUMNS, preference_record),
+}
+
+
 def _as_utc(moment: datetime | None) -> datetime | None:
     """The moment in UTC (`iso_utc`'s rule: a naive value is UTC read back without tzinfo)."""
     if moment is None:
@@ -151,6 +221,8 @@ class ExportTally:
 
     rows: int = 0
     bytes: int = 0
+    # Flags the format had nothing to train on (no correction, no twin): not in the file.
+    left_out: int = 0
     flag_pks: array = field(default_factory=lambda: array("q"))
     _sha256: Any = field(default_factory=hashlib.sha256)
     _corpus: Any = field(default_factory=hashlib.sha256)
@@ -203,17 +275,78 @@ def jsonl_chunks(
 
 
 def encoded_batches(
-    rows: Iterable[tuple], *, application_id: str, batch_size: int = 1000
+    rows: Iterable[tuple],
+    *,
+    application_id: str,
+    batch_size: int = 1000,
+    export_format: str = CLASSIFIER,
+    tally: ExportTally | None = None,
 ) -> Iterator[list[tuple[int, str, int, bytes]]]:
-    """Column tuples (`EXPORT_COLUMNS`) to what `jsonl_chunks` takes: UTF-8 lines."""
-    batch: list[tuple[int, str, int, bytes]] = []
+    """Column tuples (the format's columns, `FORMAT_RECORDS`) to what `jsonl_chunks`
+    takes: UTF-8 lines. Rows the format leaves out are counted in `tally.left_out`."""
+    if export_format == CLASSIFIER:  # every row is a line: the loop stays as lean as it was
+        batch: list[tuple[int, str, int, bytes]] = []
+        for row in rows:
+            batch.append((row[0], row[1], row[2], _encode(export_record(row, application_id=application_id))))
+            if len(batch) >= batch_size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+        return
+    _columns, make = FORMAT_RECORDS[export_format]
+    batch = []
+    left_out = 0
     for row in rows:
-        batch.append((row[0], row[1], row[2], _encode(export_record(row, application_id=application_id))))
+        record = make(row, application_id=application_id)
+        if record is None:
+            left_out += 1
+            continue
+        batch.append((row[0], row[1], row[2], _encode(record)))
         if len(batch) >= batch_size:
+            if tally is not None:
+                tally.left_out += left_out
+            left_out = 0
             yield batch
             batch = []
+    if tally is not None:
+        tally.left_out += left_out
     if batch:
         yield batch
+
+
+def line_hash(line: bytes) -> str:
+    """One line's hash in a snapshot's entries (its JSON text, without the newline)."""
+    return hashlib.sha256(line).hexdigest()[:16]
+
+
+def recording_entries(
+    batches: Iterable[list[tuple[int, str, int, bytes]]], entries: list[list[str]]
+) -> Iterator[list[tuple[int, str, int, bytes]]]:
+    """Pass batches through unchanged, appending `[public_id, line_hash]` per line
+    to `entries` (a snapshot's record of what it holds, in file order)."""
+    for batch in batches:
+        entries.extend([[row[1], line_hash(row[3])] for row in batch])
+        yield batch
+
+
+@dataclass(frozen=True)
+class EntriesDiff:
+    """How one snapshot's lines differ from another's, by flag id (sorted)."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[str]  # in both, with another line
+
+
+def entries_diff(before: Iterable[list[str]], after: Iterable[list[str]]) -> EntriesDiff:
+    old = {public_id: digest for public_id, digest in before}
+    new = {public_id: digest for public_id, digest in after}
+    return EntriesDiff(
+        added=sorted(new.keys() - old.keys()),
+        removed=sorted(old.keys() - new.keys()),
+        changed=sorted(pid for pid in new.keys() & old.keys() if new[pid] != old[pid]),
+    )
 
 
 # --- Which flags an export held ----------------------------------------------

@@ -10,7 +10,7 @@ from consoles.widgets import IsoDateInput
 from .models import AuthorKind, FlagStatus, Region, Verdict
 from .search import MAX_QUERY_LENGTH
 from .selectors import FlagFilters
-from .services import NOTE_LIMIT
+from .services import MAX_TEXT, NOTE_LIMIT
 
 FILTER_KEYS = ("q", "status", "axis", "region", "problem", "author_kind", "created_from", "created_to", "sort")
 
@@ -82,6 +82,9 @@ class ReviewForm(forms.Form):
     weight = forms.FloatField(required=False, min_value=0, max_value=1,
                               widget=forms.NumberInput(attrs={"step": "any"}))
     attack_family = forms.CharField(required=False, max_length=100)
+    correction = forms.CharField(required=False, max_length=MAX_TEXT,
+                                 label="Correction (the answer it should have given)",
+                                 widget=forms.Textarea(attrs={"rows": 3}))
 
     def __init__(self, *args, application: Application, **kwargs) -> None:
         # The queue's filters are on the same page with fields of the same names
@@ -111,6 +114,7 @@ class ReviewForm(forms.Form):
             "note": data.get("note") or "", "twin_prompt": data.get("twin_prompt") or None,
             "twin_answer": data.get("twin_answer") or None, "weight": data.get("weight"),
             "attack_family": data.get("attack_family") or None,
+            "correction": data.get("correction") or None,
         }
 
 

@@ -103,6 +103,9 @@ class Flag(models.Model):
     weight = models.FloatField(null=True, blank=True)
     attack_family = models.CharField(max_length=100, blank=True)
     review_note = models.TextField(blank=True)
+    # The answer the assistant should have given (an approved answer-region flag
+    # only): what the SFT and preference exports train on. The last review's.
+    correction = models.TextField(blank=True, db_default="")
 
     # Optimistic concurrency: every write bumps it; a decision names the version it saw.
     version = models.PositiveIntegerField(default=1)
@@ -280,6 +283,7 @@ class FlagReview(models.Model):
     verdict = models.CharField(max_length=16, choices=Verdict.choices, blank=True)
     capture_label = models.CharField(max_length=64, blank=True)
     note = models.TextField(blank=True)
+    correction = models.TextField(blank=True, db_default="", help_text="The answer the assistant should have given (approve).")
     flag_version = models.PositiveIntegerField(help_text="The flag's version after this decision.")
     created_at = models.DateTimeField()
     # Copied from the flag at decision time (its arrival never changes), so the
@@ -476,6 +480,7 @@ class ExportKind(models.TextChoices):
     FLAGS_FILE = "flags_file", "JSONL corpus file (export_flags)"
     FLAGS_DOWNLOAD = "flags_download", "JSONL download (API or queue button)"
     DRAFTS = "drafts", "YAML drafts (export_drafts)"
+    SNAPSHOT = "snapshot", "Dataset snapshot (recorded from the screen, downloaded again on request)"
 
 
 class ExportManifest(models.Model):
@@ -494,7 +499,11 @@ class ExportManifest(models.Model):
     filters = models.JSONField(default=dict, blank=True)
     # sha256 of the canonical filters: `--since-last` continues the series with the same filters.
     filters_key = models.CharField(max_length=64)
+    # The lines' shape (feedback.exports.EXPORT_FORMATS): classifier, sft or preference.
+    export_format = models.CharField(max_length=16, default="classifier", db_default="classifier")
     row_count = models.PositiveBigIntegerField(default=0)
+    # Flags the filters selected that the format had nothing to train on (not in the file).
+    left_out = models.PositiveBigIntegerField(default=0, db_default=0)
     byte_count = models.PositiveBigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
     corpus_version = models.CharField(max_length=32, blank=True)
@@ -523,7 +532,12 @@ class ExportManifest(models.Model):
                 violation_error_code="export_kind_invalid",
             ),
             models.CheckConstraint(
-                condition=Q(kind=ExportKind.FLAGS_DOWNLOAD) | ~Q(path=""),
+                condition=Q(export_format__in=["classifier", "sft", "preference"]),
+                name="%(app_label)s_%(class)s_export_format_valid",
+                violation_error_code="export_format_invalid",
+            ),
+            models.CheckConstraint(
+                condition=Q(kind__in=[ExportKind.FLAGS_DOWNLOAD, ExportKind.SNAPSHOT]) | ~Q(path=""),
                 name="%(app_label)s_%(class)s_file_has_path",
                 violation_error_code="export_path_required",
             ),
@@ -558,6 +572,71 @@ class ExportManifest(models.Model):
     @property
     def is_stale(self) -> bool:
         return self.stale_at is not None
+
+
+class DatasetSnapshot(models.Model):
+    """A named, immutable record of one training export: its format, filters, row
+    count, the SHA-256 of its lines and, per line, the flag and its line's hash
+    (`entries`, in file order: `[[public_id, sha256 of the line[:16]], ...]`), so
+    two snapshots diff by id (added, removed, changed) without their files.
+
+    The export it was written as (`manifest`) holds the flag set erasure and
+    purge search; they mark that manifest stale, never this row, which is
+    never changed after it is written.
+    """
+
+    application = models.ForeignKey(Application, on_delete=models.CASCADE, related_name="+", db_index=False)
+    name = models.CharField(max_length=100)
+    export_format = models.CharField(max_length=16)
+    filters = models.JSONField(default=dict, blank=True)
+    row_count = models.PositiveBigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    entries = models.JSONField(default=list, blank=True)
+    manifest = models.ForeignKey(ExportManifest, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by_label = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["application", "name"],
+                name="%(app_label)s_%(class)s_name_unique",
+                violation_error_code="snapshot_name_taken",
+            ),
+            models.CheckConstraint(
+                condition=Q(export_format__in=["classifier", "sft", "preference"]),
+                name="%(app_label)s_%(class)s_export_format_valid",
+                violation_error_code="snapshot_format_invalid",
+            ),
+            models.CheckConstraint(
+                condition=Q(sha256__regex=r"^[0-9a-f]{64}$"),
+                name="%(app_label)s_%(class)s_sha256_format",
+                violation_error_code="snapshot_sha256_format",
+            ),
+            models.CheckConstraint(
+                condition=~Q(name=""),
+                name="%(app_label)s_%(class)s_name_required",
+                violation_error_code="snapshot_name_required",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["application", "created_at"], name="fb_snapshot_app_created"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.export_format}, {self.row_count} rows)"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise TypeError("Dataset snapshots are immutable; an existing snapshot cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise TypeError("Dataset snapshots are immutable; they go only with their application.")
 
 
 class ErasureKind(models.TextChoices):

@@ -22,11 +22,12 @@ from consoles.pagination import cursor_link
 from consoles.text import humanise
 
 from .forms import FILTER_KEYS, BulkRejectForm, FlagFilterForm, ReviewForm
-from .models import Flag, FlagStatus, Verdict
+from .models import Flag, FlagStatus, Region, Verdict
 from .selectors import (
     FlagFilters,
     flag_events,
     flag_get,
+    flag_last_correction,
     flag_neighbours,
     flag_next_pending,
     flag_page,
@@ -153,6 +154,13 @@ def _change_lines(event) -> list[tuple[str, object, object]]:
     return lines
 
 
+def _review_initial(flag: Flag) -> dict:
+    initial = {"version": flag.version, "axis": flag.axis or flag.suggested_axis}
+    if flag.region == Region.ANSWER and not flag.is_capture:
+        initial["correction"] = flag_last_correction(flag=flag)
+    return initial
+
+
 def _detail_context(request: HttpRequest, flag: Flag, form: ReviewForm | None = None) -> dict:
     context = _queue_context(request, current=flag)
     if form is not None:
@@ -162,7 +170,7 @@ def _detail_context(request: HttpRequest, flag: Flag, form: ReviewForm | None = 
             context["review_form"] = form
         else:
             context["review_form"] = ReviewForm(
-                initial={"version": flag.version, "axis": flag.axis or flag.suggested_axis},
+                initial=_review_initial(flag),
                 application=request.application)
             context["other_form"] = form
     previous, following = flag_neighbours(application=request.application, flag=flag,
@@ -186,7 +194,7 @@ def _detail_context(request: HttpRequest, flag: Flag, form: ReviewForm | None = 
     if "review_form" not in context:
         # No verdict and no label here: human truth is chosen, never defaulted.
         context["review_form"] = ReviewForm(
-            initial={"version": flag.version, "axis": flag.axis or flag.suggested_axis},
+            initial=_review_initial(flag),
             application=request.application,
         )
     context.update(_form_context(context.get("other_form") or context["review_form"], flag,

@@ -48,6 +48,7 @@ def _first(model: str, field: str, **filters) -> Callable[[Application], object]
 OBJECTS: dict[tuple[str, str], Callable[[Application], object]] = {
     ("", "app_slug"): lambda application: application.slug,
     ("feedback", "public_id"): _first("feedback.Flag", "public_id"),
+    ("feedback", "name"): _first("feedback.DatasetSnapshot", "name"),
     ("adjudication", "case_ref"): _first("adjudication.Case", "case_id"),
     ("adjudication", "entry_pk"): _first("adjudication.QueueEntry", "pk"),
     ("sampling", "pk"): _first("sampling.SamplingPlan", "pk"),

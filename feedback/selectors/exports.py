@@ -1,6 +1,6 @@
 """Reads for exports and data governance: the export stream, manifests, erasure records."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set
 from contextlib import closing, nullcontext
 from datetime import datetime
 
@@ -11,7 +11,9 @@ from consoles.models import Application
 
 from ..drafts import ReviewedItem
 from ..exports import (
-    EXPORT_COLUMNS,
+    CLASSIFIER,
+    FORMAT_RECORDS,
+    ExportTally,
     encoded_batches,
     id_set_intersection,
 )
@@ -51,8 +53,15 @@ def flag_export_batches(
     filters: FlagFilters,
     changed_since: datetime | None = None,
     chunk_size: int = EXPORT_CHUNK_SIZE,
+    export_format: str = CLASSIFIER,
+    tally: ExportTally | None = None,
+    only_public_ids: Set[str] | None = None,
 ) -> Iterator[list[tuple[int, str, int, bytes]]]:
     """Batches of `(pk, public_id, version, json_line)` per exported flag, oldest first.
+
+    `export_format` is one of `feedback.exports.EXPORT_FORMATS`; the flags it
+    leaves out (nothing to train on) are counted in `tally.left_out`.
+    `only_public_ids` keeps just those flags (a snapshot read again).
 
     Plain ORM rows (`values_list(...).iterator()`: a chunked cursor on SQLite,
     a server-side cursor on PostgreSQL), encoded by `feedback.exports` with
@@ -60,6 +69,7 @@ def flag_export_batches(
     number of rows. (Issue 29's 2x rule: the database building the JSON itself,
     `bench/export_sql.py`, was measured beside this and was not twice as fast.)
     """
+    columns, _record = FORMAT_RECORDS[export_format]
     qs = flag_export_queryset(application=application, filters=filters, changed_since=changed_since)
     # PostgreSQL: in autocommit Django declares the server-side cursor WITH HOLD,
     # and the server then materialises the whole result before the first row; in
@@ -68,8 +78,11 @@ def flag_export_batches(
     reading = transaction.atomic() if connection.vendor == "postgresql" else nullcontext()
     # The cursor closes before the transaction ends, also when the consumer stops
     # early (a download cut short): closed after, it would fail the connection.
-    with reading, closing(qs.values_list(*EXPORT_COLUMNS).iterator(chunk_size=chunk_size)) as rows:
-        yield from encoded_batches(rows, application_id=application.slug, batch_size=chunk_size)
+    with reading, closing(qs.values_list(*columns).iterator(chunk_size=chunk_size)) as rows:
+        if only_public_ids is not None:
+            rows = (row for row in rows if row[1] in only_public_ids)
+        yield from encoded_batches(rows, application_id=application.slug, batch_size=chunk_size,
+                                   export_format=export_format, tally=tally)
 
 
 def reviewed_items(*, application: Application) -> Iterator[ReviewedItem]:

@@ -148,6 +148,17 @@ def flag_events(*, flag: Flag) -> QuerySet[FlagEvent]:
     )
 
 
+def flag_last_correction(*, flag: Flag) -> str:
+    """The correction of the flag's latest approval ("" if none): the approve form
+    offers it again after a re-opening, so approving again does not lose it."""
+    if flag.correction:
+        return flag.correction
+    return (
+        FlagReview.objects.filter(application_id=flag.application_id, flag=flag, to_status=FlagStatus.APPROVED)
+        .order_by("-created_at", "-id").values_list("correction", flat=True).first()
+    ) or ""
+
+
 def flag_reviews(*, flag: Flag) -> QuerySet[FlagReview]:
     return FlagReview.objects.filter(application_id=flag.application_id, flag=flag).select_related("reviewer")
 

@@ -38,12 +38,15 @@ from .events import (
 from .exports import (
     SINCE_LAST_OVERLAP,
     _export_manifest_create,
+    dataset_snapshot_create,
     drafts_export,
     export_filters_dict,
     export_filters_key,
+    export_format_check,
     export_manifest_document,
     flags_download_record,
     flags_export_file,
+    snapshot_name_check,
 )
 from .flags import (
     BATCH_CREATED,
@@ -91,6 +94,9 @@ __all__ = [
     "SINCE_LAST_OVERLAP",
     "export_filters_dict",
     "export_filters_key",
+    "export_format_check",
+    "dataset_snapshot_create",
+    "snapshot_name_check",
     "export_manifest_document",
     "_export_manifest_create",
     "flags_export_file",

@@ -39,7 +39,7 @@ def _make_room_for_capture(application: Application, now, *, incoming: int) -> l
         # curator's decision committed since the read keeps its capture (and
         # leaves the room the drop would have made).
         if not Flag.objects.filter(pk=victim.pk, status=FlagStatus.PENDING, version=victim.version).update(
-            status=FlagStatus.DROPPED, prompt="", context="", answer="", note="", detector_scores={},
+            status=FlagStatus.DROPPED, prompt="", context="", answer="", note="", correction="", detector_scores={},
             claimed_by=None, claimed_until=None, version=F("version") + 1, updated_at=now,
         ):
             continue

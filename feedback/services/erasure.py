@@ -20,6 +20,7 @@ from ..history import history_days_forget
 from ..models import (
     ErasureKind,
     ErasureRecord,
+    ExportKind,
     ExportManifest,
     Flag,
     FlagEvent,
@@ -73,6 +74,8 @@ def _mark_exports_stale(
 def _describe_export(manifest: ExportManifest) -> str:
     if manifest.path:
         return manifest.path
+    if manifest.kind == ExportKind.SNAPSHOT:
+        return f"dataset snapshot #{manifest.pk} ({manifest.requested_by_label or 'unnamed'})"
     who = manifest.requested_by_label or "unknown"
     return f"download #{manifest.pk} by {who} at {iso_utc(manifest.generated_at)}"
 

@@ -12,18 +12,23 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from consoles.errors import InvalidInput
 from consoles.files import MANIFEST_SCHEMA, check_writable, publish, stage_write
 from consoles.models import ApiToken, Application
 from consoles.timestamps import iso_utc
 
 from ..drafts import commit_drafts, contradictions, discard_drafts, render_drafts, stage_drafts
 from ..exports import (
-    EXPORT_FIELDS,
+    CLASSIFIER,
+    EXPORT_FORMATS,
+    FORMAT_FIELDS,
     ExportTally,
     encode_id_set,
     jsonl_chunks,
+    recording_entries,
 )
 from ..models import (
+    DatasetSnapshot,
     ExportKind,
     ExportManifest,
 )
@@ -57,8 +62,21 @@ def export_filters_dict(filters: FlagFilters) -> dict[str, str]:
     }
 
 
-def export_filters_key(filters: dict[str, str]) -> str:
-    return hashlib.sha256(json.dumps(filters, sort_keys=True).encode()).hexdigest()
+def export_filters_key(filters: dict[str, str], export_format: str = CLASSIFIER) -> str:
+    """The series key: the filters, and the format unless it is the classifier's
+    (so the classifier series of older exports continues unchanged)."""
+    keyed = filters if export_format == CLASSIFIER else {**filters, "format": export_format}
+    return hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()
+
+
+def export_format_check(value: str | None) -> str:
+    """The export format asked for (classifier when not given); InvalidInput naming `format`."""
+    if value in (None, ""):
+        return CLASSIFIER
+    if value not in EXPORT_FORMATS:
+        raise InvalidInput(f"Unknown export format {value!r}; use one of {', '.join(EXPORT_FORMATS)}.",
+                           fields={"format": f"use one of {', '.join(EXPORT_FORMATS)}"})
+    return value
 
 
 def _as_utc(moment: datetime | None) -> str | None:
@@ -75,8 +93,10 @@ def export_manifest_document(manifest: ExportManifest) -> dict[str, Any]:
         "path": manifest.path,
         "file": Path(manifest.path).name if manifest.path else None,
         "format": "jsonl" if manifest.kind != ExportKind.DRAFTS else "yaml",
-        "fields": list(EXPORT_FIELDS) if manifest.kind != ExportKind.DRAFTS else None,
+        "export_format": manifest.export_format if manifest.kind != ExportKind.DRAFTS else None,
+        "fields": list(FORMAT_FIELDS[manifest.export_format]) if manifest.kind != ExportKind.DRAFTS else None,
         "rows": manifest.row_count,
+        "left_out": manifest.left_out,
         "bytes": manifest.byte_count,
         "sha256": manifest.sha256,
         "corpus_version": manifest.corpus_version,
@@ -101,14 +121,17 @@ def _export_manifest_create(
     requested_by_token: ApiToken | None = None,
     requested_by_label: str = "",
     sha256: str | None = None,
+    export_format: str = CLASSIFIER,
 ) -> ExportManifest:
     return ExportManifest.objects.create(
         application=application,
         kind=kind,
         path=path,
         filters=filters,
-        filters_key=export_filters_key(filters),
+        filters_key=export_filters_key(filters, export_format),
+        export_format=export_format,
         row_count=tally.rows,
+        left_out=tally.left_out,
         byte_count=tally.bytes,
         sha256=tally.sha256 if sha256 is None else sha256,
         corpus_version=tally.corpus_version,
@@ -130,35 +153,56 @@ def flags_export_file(
     since_last: bool = False,
     requested_by_label: str = "",
     on_rows: Callable[[int], None] | None = None,
+    export_format: str = CLASSIFIER,
+    snapshot_name: str = "",
 ) -> ExportManifest:
     """Export flags as JSONL to `out`, atomically, with its manifest next to it.
+
+    `export_format` is the lines' shape (`feedback.exports.EXPORT_FORMATS`); the
+    manifest names it and counts the flags it left out. With `snapshot_name`,
+    the file is also recorded as that named dataset snapshot (in the manifest's
+    transaction: both or neither).
 
     A reader of `out` sees the previous file or the complete new one, never a
     partial file: the rows go to a temporary file in the same directory, the
     manifest row is recorded, then the file is renamed into place. Any failure
     (unwritable path, the database mid-export) leaves nothing at `out`.
     """
+    export_format = export_format_check(export_format)
+    if snapshot_name:
+        snapshot_name = snapshot_name_check(application=application, name=snapshot_name)
+        if since_last:
+            raise InvalidInput("A snapshot holds the whole set, not the changes since the last export.",
+                               fields={"since_last": "not with a snapshot"})
     out = check_writable(Path(out))
     filters.validate(application)
     recorded = export_filters_dict(filters)
     since = None
     if since_last:
         previous = export_manifest_previous(
-            application=application, kind=ExportKind.FLAGS_FILE, filters_key=export_filters_key(recorded)
+            application=application, kind=ExportKind.FLAGS_FILE,
+            filters_key=export_filters_key(recorded, export_format),
         )
         if previous is not None:
             since = previous.watermark - SINCE_LAST_OVERLAP
     watermark = timezone.now()
     tally = ExportTally()
-    rows = flag_export_batches(application=application, filters=filters, changed_since=since)
+    rows = flag_export_batches(application=application, filters=filters, changed_since=since,
+                               export_format=export_format, tally=tally)
+    entries: list[list[str]] = []
+    if snapshot_name:
+        rows = recording_entries(rows, entries)
     staged = stage_write(out, jsonl_chunks(rows, tally=tally, on_rows=on_rows))
     try:
         with transaction.atomic():
             manifest = _export_manifest_create(
                 application=application, kind=ExportKind.FLAGS_FILE, path=str(out.resolve()),
                 filters=recorded, tally=tally, since=since, watermark=watermark,
-                requested_by_label=requested_by_label,
+                requested_by_label=requested_by_label, export_format=export_format,
             )
+            if snapshot_name:
+                _snapshot_record(application=application, name=snapshot_name, manifest=manifest,
+                                 entries=entries, created_by_label=requested_by_label)
     except BaseException:
         staged.discard()
         raise
@@ -166,9 +210,77 @@ def flags_export_file(
         publish(staged, export_manifest_document(manifest))
     except BaseException:
         # No file appeared: the record of it goes too.
+        DatasetSnapshot.objects.filter(manifest=manifest).delete()
         ExportManifest.objects.filter(pk=manifest.pk).delete()
         raise
     return manifest
+
+
+SNAPSHOT_NAME_LIMIT = 100
+
+
+def snapshot_name_check(*, application: Application, name: str) -> str:
+    """A snapshot's name as given: not blank, at most 100 characters, not taken in
+    this application. InvalidInput naming `name` otherwise."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidInput("Name the snapshot.", fields={"name": "required"})
+    name = name.strip()
+    if len(name) > SNAPSHOT_NAME_LIMIT or "\x00" in name:
+        raise InvalidInput(f"A snapshot's name is at most {SNAPSHOT_NAME_LIMIT} characters.",
+                           fields={"name": f"at most {SNAPSHOT_NAME_LIMIT} characters"})
+    if DatasetSnapshot.objects.filter(application=application, name=name).exists():
+        raise InvalidInput(f"This application already has a snapshot named {name!r}; snapshots never change, "
+                           "so give the new one a new name.", fields={"name": "already taken"})
+    return name
+
+
+def _snapshot_record(
+    *,
+    application: Application,
+    name: str,
+    manifest: ExportManifest,
+    entries: list[list[str]],
+    created_by: AbstractBaseUser | None = None,
+    created_by_label: str = "",
+) -> DatasetSnapshot:
+    """The snapshot row of a finished export (in the caller's transaction)."""
+    return DatasetSnapshot.objects.create(
+        application=application, name=name, export_format=manifest.export_format, filters=manifest.filters,
+        row_count=manifest.row_count, sha256=manifest.sha256, entries=entries, manifest=manifest,
+        created_at=manifest.generated_at, created_by=created_by, created_by_label=created_by_label[:200],
+    )
+
+
+def dataset_snapshot_create(
+    *,
+    application: Application,
+    name: str,
+    filters: FlagFilters,
+    export_format: str = CLASSIFIER,
+    created_by: AbstractBaseUser | None = None,
+) -> DatasetSnapshot:
+    """Record a named snapshot of the export these filters and format give now,
+    without writing a file (the screen's *Snapshot* button): its lines are read
+    once, hashed, and can be downloaded again byte for byte later."""
+    export_format = export_format_check(export_format)
+    name = snapshot_name_check(application=application, name=name)
+    filters.validate(application)
+    watermark = timezone.now()
+    tally = ExportTally()
+    entries: list[list[str]] = []
+    batches = flag_export_batches(application=application, filters=filters, export_format=export_format,
+                                  tally=tally)
+    for _chunk in jsonl_chunks(recording_entries(batches, entries), tally=tally):
+        pass
+    label = f"snapshot {name} by {created_by.get_username()}" if created_by is not None else f"snapshot {name}"
+    with transaction.atomic():
+        manifest = _export_manifest_create(
+            application=application, kind=ExportKind.SNAPSHOT, path="", filters=export_filters_dict(filters),
+            tally=tally, since=None, watermark=watermark, requested_by=created_by, requested_by_label=label,
+            export_format=export_format,
+        )
+        return _snapshot_record(application=application, name=name, manifest=manifest, entries=entries,
+                                created_by=created_by, created_by_label=label)
 
 
 def flags_download_record(
@@ -180,6 +292,7 @@ def flags_download_record(
     principal_user: AbstractBaseUser | None,
     principal_token: ApiToken | None,
     label: str,
+    export_format: str = CLASSIFIER,
 ) -> ExportManifest:
     """Record a streamed download (API or queue button) once it ended, so erasure
     can tell the operator who holds a copy. A download cut short is recorded
@@ -189,7 +302,7 @@ def flags_download_record(
             application=application, kind=ExportKind.FLAGS_DOWNLOAD, path="",
             filters=export_filters_dict(filters), tally=tally, since=None, watermark=watermark,
             requested_by=principal_user, requested_by_token=principal_token, requested_by_label=label,
-            sha256=tally.sha256 if tally.finished else "",
+            sha256=tally.sha256 if tally.finished else "", export_format=export_format,
         )
 
 

@@ -20,6 +20,7 @@ from ..models import (
     Flag,
     FlagReview,
     FlagStatus,
+    Region,
     Verdict,
 )
 from .events import CLAIM_DURATION, NOTE_LIMIT, Actor, _event, _text
@@ -61,6 +62,7 @@ def flag_review(
     twin_answer: str | None = None,
     weight: float | None = None,
     attack_family: str | None = None,
+    correction: str | None = None,
     at: datetime | None = None,
 ) -> Flag:
     """A curator's decision: approve (axis + verdict), reject, re-open, or label a capture.
@@ -68,6 +70,9 @@ def flag_review(
     `version` is the version the curator saw; if the flag changed since, a
     Conflict carries the current state and nothing is written. `at` is when it
     was decided (now unless given: the demo data's history is decided in the past).
+    `correction` (approving an answer-region flag only) is the answer the
+    assistant should have given; each approval sets it anew (empty: none), and
+    rejecting or re-opening clears the flag's (its reviews keep theirs).
     """
     if reviewer is None or not getattr(reviewer, "is_authenticated", False):
         raise PermissionDeniedError("Only a human curator reviews flags.", code="human_required")
@@ -77,6 +82,11 @@ def flag_review(
         errors["status"] = f"Use one of {', '.join(_ACTIONS)}."
     note = _text(note, "note", errors, limit=NOTE_LIMIT)
     values: dict[str, Any] = {"review_note": note}
+    correction = _text(correction, "correction", errors)
+    if correction and status != FlagStatus.APPROVED:
+        errors["correction"] = "Only an approval carries a correction."
+    elif correction and flag.region != Region.ANSWER:
+        errors["correction"] = "Only an answer-region flag takes a correction (the answer it should have been)."
     if status == FlagStatus.APPROVED:
         if flag.is_capture:
             errors["status"] = "A capture is labelled (status \"labelled\" with a label), not approved."
@@ -96,6 +106,7 @@ def flag_review(
             twin_answer=_text(twin_answer, "twin_answer", errors),
             weight=weight,
             attack_family=_text(attack_family, "attack_family", errors, limit=100),
+            correction=correction,
         )
     elif status == FlagStatus.LABELLED:
         if not flag.is_capture:
@@ -104,6 +115,9 @@ def flag_review(
             errors["label"] = f"Use one of {', '.join(application.capture_labels)}."
         values.update(capture_label=label or "", verdict="")
     else:
+        # A correction belongs to an approval: a flag rejected or re-opened carries none
+        # (its reviews keep the one given; the approve form offers it again).
+        values["correction"] = ""
         if axis:
             if axis not in application.axes:
                 errors["axis"] = f"Unknown axis {axis!r}; use one of {', '.join(application.axes)}."
@@ -124,6 +138,8 @@ def flag_review(
 
     now = at or timezone.now()
     old = {name: getattr(flag, name) for name in ("status", "axis", "verdict", "capture_label")}
+    # Not matched in the update (a long text): `version` already names the state seen.
+    old_correction = flag.correction
     # The write transaction holds only the writes: on SQLite it holds the
     # database's one write lock (BEGIN IMMEDIATE), and every other curator's
     # decision waits for it in the busy handler's sleeps. Reads (the row as
@@ -146,13 +162,15 @@ def flag_review(
             FlagReview.objects.create(
                 application_id=flag.application_id, flag=flag, reviewer=reviewer,
                 from_status=old["status"], to_status=status, axis=flag.axis, verdict=flag.verdict,
-                capture_label=flag.capture_label, note=note, flag_version=flag.version, created_at=now,
+                capture_label=flag.capture_label, note=note, correction=flag.correction, flag_version=flag.version, created_at=now,
                 # A clock set back must not make a negative wait (the column refuses it).
                 wait_seconds=(None if status == FlagStatus.PENDING
                               else max(0, int((now - flag.created_at).total_seconds()))),
             )
             changes = {name: [before, getattr(flag, name)] for name, before in old.items()
                        if before != getattr(flag, name)}
+            if old_correction != flag.correction:
+                changes["correction"] = [old_correction, flag.correction]
             if note:
                 changes["note"] = note
             _event(flag=flag, action=_ACTIONS[status], from_status=old["status"], to_status=status,
