@@ -50,7 +50,6 @@ PRUNE_MIN_ROWS = 2048
 PRUNE_SLACK = 2e-3  # on the bound, in cosine
 _NORM_SLACK = 1e-5  # added to squared residual norms (never under-estimated)
 _SKETCH_SAMPLE = 20_000  # rows the principal directions are estimated from
-_sketch_lock = threading.Lock()
 
 
 def sketch_width(dim: int) -> int:
@@ -230,6 +229,7 @@ class BankIndex:
     flag_missing: np.ndarray | None = None
     _blocks: dict[tuple[str, str], _Block] = field(default_factory=dict, repr=False)
     _sketch: _Sketch | None = field(default=None, repr=False, compare=False)
+    _sketch_lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._blocks = {}
@@ -332,7 +332,7 @@ class BankIndex:
     def sketch(self) -> _Sketch:
         """The pruning sketch of every row, computed once per loaded bank (on first use)."""
         if self._sketch is None:
-            with _sketch_lock:
+            with self._sketch_lock:
                 if self._sketch is None:
                     self._sketch = _sketch(self.vectors)
         return self._sketch
