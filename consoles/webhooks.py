@@ -334,6 +334,11 @@ def endpoint_list(*, application: Application):
     return WebhookEndpoint.objects.filter(application=application).order_by("pk")
 
 
+def disabled_endpoint_count(*, application: Application) -> int:
+    """Endpoints the console disabled (24 hours of failures) and nobody enabled again."""
+    return WebhookEndpoint.objects.filter(application=application, is_active=False, disabled_at__isnull=False).count()
+
+
 def endpoint_get(*, application: Application, pk: int) -> WebhookEndpoint:
     endpoint = WebhookEndpoint.objects.filter(application=application, pk=pk).first()
     if endpoint is None:

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.tasks import default_task_backend
+from django.urls import reverse
 from django.utils import timezone
 
 from consoles import webhooks
@@ -191,8 +192,15 @@ def test_failing_for_24_hours_disables_the_endpoint_and_tells_its_admins(
             html = client.get(page).content.decode()
             assert 'data-testid="endpoint-disabled"' in html
             assert "No delivery succeeded for 24 hours (last: HTTP 503)" in html
+        # Told on every screen too, in the admin's menu (the flag queue here).
+        html = client.get(reverse("feedback:queue", args=[application.slug]), follow=True).content.decode()
+        assert '<span class="badge rejected" data-testid="webhooks-disabled">1 disabled</span>' in html
         client.force_login(curator)  # not an admin of the application: not its screen
         assert client.get(f"/a/{application.slug}/webhooks/").status_code == 403
+        assert "webhooks-disabled" not in client.get(reverse("feedback:queue", args=[application.slug]), follow=True).content.decode()
+        webhooks.endpoint_enable(endpoint=endpoint, active=True)  # enabled again: the notice goes
+        client.force_login(app_admin)
+        assert "webhooks-disabled" not in client.get(reverse("feedback:queue", args=[application.slug]), follow=True).content.decode()
     finally:
         receiver.close()
 
