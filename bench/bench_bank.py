@@ -140,6 +140,10 @@ def external_main() -> None:
     index = state.index
     print(f"external build: {index.size} exemplars ({index.flag_count} flags, {index.missing} without a vector) "
           f"in {time.perf_counter() - started:.1f} s; vectors {index.vectors.nbytes / 1e6:.0f} MB")
+    started = time.perf_counter()
+    sketch = index.sketch()  # what the first score after a load computes (pruning large blocks)
+    print(f"external pruning sketch ({sketch.top.shape[1]} of {EXTERNAL_DIM} dims, "
+          f"{(sketch.top.nbytes + sketch.rest.nbytes) / 1e6:.0f} MB) in {time.perf_counter() - started:.2f} s")
 
     queries = []
     for i in range(QUERIES):

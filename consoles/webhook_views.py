@@ -96,6 +96,10 @@ def delivery_redeliver(request: HttpRequest, pk: int, delivery_pk: int) -> HttpR
         raise Http404(exc.message) from exc
     if delivery.endpoint_id != endpoint.pk:
         raise Http404("No such delivery.")
-    webhooks.redeliver(delivery=delivery)
+    try:
+        webhooks.redeliver(delivery=delivery)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("webhooks:detail", app_slug=request.application.slug, pk=endpoint.pk)
     messages.success(request, "Queued for redelivery: the worker sends it in a moment.")
     return redirect("webhooks:detail", app_slug=request.application.slug, pk=endpoint.pk)

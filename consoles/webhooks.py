@@ -38,7 +38,7 @@ from django.db import transaction
 from django.tasks import task
 from django.utils import timezone
 
-from .errors import InvalidInput, NotFound
+from .errors import Conflict, InvalidInput, NotFound
 from .models import (
     WEBHOOK_EVENTS,
     Application,
@@ -312,7 +312,13 @@ def attempt(delivery_pk: int, *, now: datetime | None = None) -> str:
 
 
 def redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
-    """The screen's *Redeliver*: attempt it again now (in the worker), whatever its state."""
+    """The screen's *Redeliver*: attempt it again now (in the worker), whatever its state.
+
+    Refused while the endpoint is disabled: the worker would only mark it failed again.
+    """
+    if not WebhookEndpoint.objects.filter(pk=delivery.endpoint_id, is_active=True).exists():
+        raise Conflict("This endpoint is disabled: nothing was queued. Enable the endpoint first, then redeliver.",
+                       code="endpoint_disabled")
     with transaction.atomic():
         WebhookDelivery.objects.filter(pk=delivery.pk).update(status=DeliveryStatus.PENDING,
                                                               next_attempt_at=timezone.now())
@@ -326,6 +332,11 @@ def redeliver(*, delivery: WebhookDelivery) -> WebhookDelivery:
 
 def endpoint_list(*, application: Application):
     return WebhookEndpoint.objects.filter(application=application).order_by("pk")
+
+
+def disabled_endpoint_count(*, application: Application) -> int:
+    """Endpoints the console disabled (24 hours of failures) and nobody enabled again."""
+    return WebhookEndpoint.objects.filter(application=application, is_active=False, disabled_at__isnull=False).count()
 
 
 def endpoint_get(*, application: Application, pk: int) -> WebhookEndpoint:

@@ -31,6 +31,7 @@ from feedback.models import Region
 from .bank import (
     KIND_FLAG,
     KIND_TWIN,
+    TOLERANCE,
     AxisScore,
     BankIndex,
     ExternalVectors,
@@ -351,13 +352,22 @@ def unit_vector(values: object, *, dim: int | None, field: str, errors: dict[str
     if len(values) > MAX_DIM:
         errors[field] = f"At most {MAX_DIM} numbers."
         return None
-    if not all(not isinstance(v, bool) and isinstance(v, int | float) and math.isfinite(v) for v in values):
+    # The common case (plain floats and ints from JSON) checked without a Python
+    # loop over the numbers; anything else (bools, numpy scalars) element by element.
+    plain = set(map(type, values)) <= {float, int}
+    if not plain and not all(not isinstance(v, bool) and isinstance(v, int | float) for v in values):
+        errors[field] = "Finite numbers only."
+        return None
+    try:
+        vector = np.asarray(values, dtype=np.float64)
+    except OverflowError:  # an integer beyond float range
+        vector = None
+    if vector is None or not np.isfinite(vector).all():
         errors[field] = "Finite numbers only."
         return None
     if dim is not None and len(values) != dim:
         errors[field] = f"{len(values)} numbers; this profile's vectors have {dim}."
         return None
-    vector = np.asarray(values, dtype=np.float64)
     norm = float(np.linalg.norm(vector))
     if not norm or not math.isfinite(norm):
         errors[field] = "Not all zeros (a vector needs a direction)."
@@ -435,11 +445,14 @@ def score(
         return ScoreResult(profile, region, False, bank_settings.tau, None, axes)
     index = bank_load(profile=profile, bank_settings=bank_settings, marker=context.marker).index
     matches = {}
+    # A score needs only the exemplars at or above τ (large blocks are pruned to
+    # those); the screen's preview also shows the closest ones below it.
+    floor = None if preview else bank_settings.tau - TOLERANCE
     if query is not None:
         if index.size:
-            matches = index.best_matches(query, region, energies)
+            matches = index.best_matches(query, region, energies, floor)
     elif index.size and text.strip():
-        matches = index.best_matches(embedder().embed([text])[0], region, energies)
+        matches = index.best_matches(embedder().embed([text])[0], region, energies, floor)
     axes = {}
     for axis, (p, t) in energies.items():
         danger, benign = matches.get(axis, (None, None))
