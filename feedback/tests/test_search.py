@@ -155,6 +155,29 @@ def test_postgresql_search_is_served_by_the_gin_index(application):
     assert "fb_flag_text_search" in plan
 
 
+@pytest.mark.skipif("connection.vendor != 'sqlite'", reason="FTS5 is SQLite's")
+def test_sqlite_reads_a_rare_words_match_by_rowid_and_a_common_words_page_by_its_index(application, monkeypatch):
+    from feedback import search
+
+    rng = random.Random(7)
+    for _ in range(40):
+        FlagFactory(application=application, prompt=_sentence(rng), answer=_sentence(rng), note=_sentence(rng))
+    FlagFactory(application=application, answer="zephyrine moss")
+    FlagFactory(application=application, note="Zephyrine")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")  # the planner's statistics, as the benchmark's table has them
+    page = flag_list(application=application, filters=FlagFilters(q="zephyrine")).order_by("-created_at", "-id")
+    # Few matches: the filter is `id IN (<their ids>)` (not `(id IN (...)) = 1`, which hid the
+    # id from the planner), so the matching rows are read by rowid, then sorted.
+    assert "INTEGER PRIMARY KEY" in page.explain()
+    rare = list(page.values_list("pk", flat=True))
+    # Many matches (two, with a threshold of 2 here): the page's own index, in order.
+    monkeypatch.setattr(search, "COMMON_MATCHES", 2)
+    assert "fb_flag_app_created" in page.explain()
+    assert list(page.values_list("pk", flat=True)) == rare  # the same rows either way
+    assert set(rare) == _reference(application, "zephyrine")
+
+
 # --- The API and the screen -----------------------------------------------------------
 
 
