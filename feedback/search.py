@@ -12,7 +12,7 @@ Where the index lives:
 - SQLite: `feedback_flag_fts`, an external-content FTS5 table over the flag
   table (it stores only the index, not the text), kept in step by three
   triggers on `feedback_flag` (insert, delete, and an update of the three
-  columns). Every write path (the services, a receipt's settle, erasure, the
+  columns). Every write path (the services, the batch insert, erasure, the
   retention purge, a dropped capture, a cascade from a deleted application)
   therefore keeps it exact, in the writer's own transaction.
 - PostgreSQL: a GIN index on `to_tsvector('simple', prompt || ' ' || answer ||
