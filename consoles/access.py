@@ -125,9 +125,10 @@ class Principal:
             if application.pk != self.application.pk:
                 raise NotFound("Not found.")
             return None
-        membership = Membership.objects.filter(user=self.user, application=application).first()
-        if membership is None:
-            raise NotFound("Not found.")
+        try:
+            membership = Membership.objects.get(user=self.user, application=application)
+        except Membership.DoesNotExist as exc:
+            raise NotFound("Not found.") from exc
         self._require(membership, role)
         return membership
 

@@ -19,12 +19,12 @@ def membership_get(*, user: AbstractBaseUser, slug: str) -> Membership:
     so an application the user does not belong to looks exactly like a missing one."""
     if not user.is_authenticated:
         raise NotFound("No such application.")
-    membership = (
-        Membership.objects.select_related("application").filter(user=user, application__slug=slug).first()
-    )
-    if membership is None:
-        raise NotFound("No such application.")
-    return membership
+    try:
+        # get(), not first(): one membership per user and application, and first()
+        # would sort by the model's ordering (two joins) on every screen's request.
+        return Membership.objects.select_related("application").get(user=user, application__slug=slug)
+    except Membership.DoesNotExist as exc:
+        raise NotFound("No such application.") from exc
 
 
 def application_get(*, slug: str) -> Application:

@@ -151,9 +151,12 @@ def token_authenticate(*, secret: str) -> ApiToken | None:
     """
     if not secret or len(secret) > 200:
         return None
-    token = (ApiToken.objects.select_related("application", "user")
-             .filter(digest=token_digest(secret), revoked_at__isnull=True).first())
-    if token is None:
+    try:
+        # get(), not first(): the digest is unique, and first() would order by the
+        # model's ordering, a sort the ORM compiles on every request for one row.
+        token = ApiToken.objects.select_related("application", "user").get(
+            digest=token_digest(secret), revoked_at__isnull=True)
+    except ApiToken.DoesNotExist:
         return None
     if token.user_id is not None and not token.user.is_active:
         return None
