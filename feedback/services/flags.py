@@ -236,15 +236,21 @@ def flags_submit_batch(*, application: Application, actor: Actor, items: list[Ba
             item.flag = flag
             fresh[key] = item
     for _ in range(3):
+        # Everything but the writes happens before the transaction: on SQLite the
+        # write lock is held from its first statement, and every other worker's
+        # write waits for it.
+        new = _unstored(application, fresh)
+        created = [_event_row(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
+                              actor=actor, at=flag.created_at) for flag in new]
         try:
             with transaction.atomic():
-                _batch_write(application, actor, fresh, now)
+                _batch_write(application, new, created, now)
             break
         except IntegrityError:
             # A concurrent post wrote one of these messages between the check and
             # the insert: the whole attempt rolled back; check again and retry.
-            for item in fresh.values():
-                item.flag.pk, item.flag._state.adding, item.status = None, True, 0
+            for flag in new:
+                flag.pk, flag._state.adding = None, True
             continue
     else:
         raise Conflict("The batch kept meeting concurrent writes of the same messages; post it again.")
@@ -253,11 +259,11 @@ def flags_submit_batch(*, application: Application, actor: Actor, items: list[Ba
     return items
 
 
-def _batch_write(application: Application, actor: Actor, fresh: dict[tuple[str, str, bool], BatchItem],
-                 now: datetime) -> None:
-    """In the caller's transaction: answer the items already stored with their
-    flags, write the others with their events; captures over the capacity drop
-    the oldest pending ones (those just written included), as one by one would."""
+def _unstored(application: Application, fresh: dict[tuple[str, str, bool], BatchItem]) -> list[Flag]:
+    """Answer the items already stored with their flags (200); return the flags of
+    the others, marked to be written (201). The insert's unique constraint is
+    what decides: a message stored after this read makes the insert fail, and
+    the caller reads again."""
     stored: dict[tuple[str, str, bool], Flag] = {}
     for is_capture in (False, True):
         keys = [key for key in fresh if key[2] == is_capture]
@@ -274,15 +280,18 @@ def _batch_write(application: Application, actor: Actor, fresh: dict[tuple[str, 
         else:
             item.status = BATCH_CREATED
             new.append(item.flag)
+    return new
+
+
+def _batch_write(application: Application, new: list[Flag], created: list[FlagEvent], now: datetime) -> None:
+    """In the caller's transaction: write the new flags and their `created` events;
+    captures over the capacity drop the oldest pending ones (those just written
+    included), as one by one would."""
     if not new:
         return
     history_written(application_id=application.pk, at=min(flag.created_at for flag in new))
     Flag.objects.bulk_create(new)  # sets each flag's key (RETURNING, on both databases)
-    FlagEvent.objects.bulk_create([
-        _event_row(flag=flag, action=EventAction.CREATED, from_status="", to_status=FlagStatus.PENDING,
-                   actor=actor, at=flag.created_at)
-        for flag in new
-    ])
+    FlagEvent.objects.bulk_create(created)  # each event takes its flag's new key
     if any(flag.is_capture for flag in new):
         _make_room_for_capture(application, now, incoming=0)
 
