@@ -128,6 +128,12 @@ if DATABASE_URL:
         # before a request's first query, and a dead server fails fast.
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
         DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+        # Values travel apart from the statement (Django's `server_side_binding`), as
+        # PostgreSQL's protocol intends, rather than quoted into its text by the
+        # client: a batch of 500 flags binds 15,000 values, and quoting them in
+        # Python and parsing them back out of the text cost both processes about
+        # a tenth of a batch (bench flags). Statements are still not prepared.
+        DATABASES["default"]["OPTIONS"]["server_side_binding"] = True
 else:
     DATABASES = {
         "default": {

@@ -20,11 +20,12 @@ def _terminated_by_the_server() -> None:
         other.execute("SELECT pg_terminate_backend(%s)", [pid])
 
 
-def test_settings_select_djangos_backend_with_health_checks_and_a_connect_timeout():
+def test_settings_select_djangos_backend_with_health_checks_a_connect_timeout_and_bound_values():
     assert connection.settings_dict["ENGINE"] == "django.db.backends.postgresql"
     assert connection.settings_dict["CONN_HEALTH_CHECKS"] is True
     assert connection.settings_dict["OPTIONS"]["connect_timeout"] == 5
     assert "prepare_threshold" not in connection.settings_dict["OPTIONS"]
+    assert connection.settings_dict["OPTIONS"]["server_side_binding"] is True
 
 
 def test_the_next_request_reconnects_after_the_server_ended_the_connection():
