@@ -37,7 +37,7 @@
 
   // A message shown with the page (after a form post and its redirect) is part of
   // the page as loaded, which screen readers do not announce: say it again in a
-  // live region once the page has settled.
+  // live region once the page has loaded.
   document.addEventListener("DOMContentLoaded", function () {
     var announcer = document.getElementById("announcer");
     var shown = document.querySelectorAll(".messages .message");

@@ -91,7 +91,7 @@
     if (target.tagName === "BUTTON") {
       if (key === "a" && missingChoice(target.form)) { return true; }
       // A pane swapped in a moment ago may not have had its forms wired up by htmx
-      // yet (it does so as the swap settles); a key pressed in between would post the
+      // yet (it does so once the swap is done); a key pressed in between would post the
       // form natively, a full page load. process() wires it now and is a no-op after.
       if (window.htmx) { window.htmx.process(target.form); }
       // requestSubmit runs the form's validation, exactly like a click.
