@@ -34,7 +34,7 @@ from .selectors import (
     flags_by_public_ids,
 )
 from .services import NOTE_LIMIT, flag_bulk_reject, flag_bulk_reopen, flag_claim, flag_review
-from .tables import AUTHOR_LABELS, FlagTable, decorate_rows
+from .tables import AUTHOR_LABELS, ROW_FIELDS, FlagTable, row_views
 
 SESSION_FILTERS = "feedback:filters:{slug}"
 DEFAULT_FILTERS = "status=pending"
@@ -80,11 +80,12 @@ def _queue_context(request: HttpRequest, current: Flag | None = None) -> dict:
             filters, order = form.filters(), form.order()
         try:
             page = flag_page(application=application, filters=filters, order=order,
-                             cursor=request.GET.get("cursor") or None)
+                             cursor=request.GET.get("cursor") or None, fields=ROW_FIELDS)
         except InvalidInput as exc:
             # A stale or hand-edited cursor: the newest page, saying so (as Cases does).
             cursor_error = exc.message
-            page = flag_page(application=application, filters=filters, order=order, cursor=None)
+            page = flag_page(application=application, filters=filters, order=order, cursor=None,
+                             fields=ROW_FIELDS)
         rows = page.items
     table = FlagTable(
         rows, application=application, querystring=querystring,
@@ -383,8 +384,8 @@ def _decided(request: HttpRequest, decided: Flag, shown: Flag | None, said: str,
         context["none_left"] = True
         said += " No pending flags left here."
         url = _queue_url(slug, qs)
-    decorate_rows([decided], application=request.application, querystring=qs)
-    context.update(decided=decided, said=said, focus_title=True,
+    context.update(decided=row_views([decided], application=request.application, querystring=qs)[0],
+                   said=said, focus_title=True,
                    current_pk=shown.pk if shown else None)
     response = render(request, "feedback/queue.html#decided", context)
     response["HX-Push-Url"] = url

@@ -103,13 +103,18 @@ def flag_page(
     order: str = "-created",
     cursor: str | None = None,
     limit: int = PAGE_SIZE,
+    fields: tuple[str, ...] | None = None,
 ) -> FlagPage:
-    """One page of the queue, newest first by default, by keyset."""
+    """One page of the queue, newest first by default, by keyset. With `fields`,
+    only those columns are read (the queue's rows show a few; a flag's prompt and
+    answer may be thousands of characters each)."""
     filters = filters or FlagFilters()
     filters.validate(application)
     if order not in ORDERS:
         raise InvalidInput(f"Sort by one of {', '.join(ORDERS)}.", fields={"sort": "invalid"})
-    qs = flag_list(application=application, filters=filters).select_related("author_user")
+    qs = flag_list(application=application, filters=filters)
+    if fields is not None:
+        qs = qs.only(*fields)
     page = keyset_page(qs, FLAG_KEYSETS[order], cursor=cursor, limit=limit)
     return FlagPage(items=page.items, order=order, next_cursor=page.next_cursor,
                     previous_cursor=page.previous_cursor, filters=filters)

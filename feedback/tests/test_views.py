@@ -1,7 +1,9 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -35,6 +37,24 @@ def test_the_queue_lists_flags_in_few_queries_at_any_size(client, application, v
     assert response.status_code == 200 and html.count("data-flag-id=") == 50
     assert 'rel="next"' in html and "COUNT" not in str(response)
     assert 'name="ids"' not in html  # a viewer gets no bulk selection
+
+
+def test_the_queue_reads_only_what_its_rows_show(client, application, viewer):
+    flag = FlagFactory(application=application, prompt="P" * 5000, answer="A" * 5000,
+                       note="a note longer than the column shows, " * 20)
+    client.force_login(viewer)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(_queue() + "?status=pending")
+    html = response.content.decode()
+    page_query = next(q["sql"] for q in queries if 'FROM "feedback_flag"' in q["sql"])
+    assert '"prompt"' not in page_query and '"answer"' not in page_query and '"context"' not in page_query
+    # The row as it was drawn from the whole flag: its day, status, axis and note cut to size.
+    row = html[html.index(f'id="row-{flag.public_id}"'):]
+    row = row[: row.index("</tr>")]
+    assert timezone.localtime(flag.created_at).strftime("%Y-%m-%d %H:%M") + " UTC" in row
+    assert flag.get_status_display() in row and flag.axis.replace("_", " ") in row
+    assert f'title="{flag.note[:499]}…"' in row and flag.note[:47] + "…" in row
+    assert "PPPP" not in html
 
 
 def test_an_htmx_request_gets_only_the_rows(client, application, curator):
