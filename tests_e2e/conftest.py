@@ -52,14 +52,27 @@ def pytest_runtest_makereport(item, call):
 def new_page(browser, live_server, request):
     """Make pages (one browser context each, i.e. separate sessions); screenshot on failure."""
     contexts = []
+    in_flight: set = set()
 
     def make() -> Page:
         context = browser.new_context(base_url=live_server.url)
         context.set_default_timeout(10_000)
+        # Requests the page has sent and not yet seen answered (an htmx claim fired as
+        # a pane loads, say): the test's end waits for them, or the live server would
+        # still be writing while the database is emptied for the next test.
+        context.on("request", lambda request: in_flight.add(request))
+        context.on("requestfinished", lambda request: in_flight.discard(request))
+        context.on("requestfailed", lambda request: in_flight.discard(request))
         contexts.append(context)
         return context.new_page()
 
     yield make
+    for context in contexts:
+        for page in context.pages:
+            for _ in range(250):
+                if not in_flight:
+                    break
+                page.wait_for_timeout(20)
     failed = getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed
     if failed:
         RESULTS.mkdir(exist_ok=True)
