@@ -24,6 +24,7 @@ from ..exports import (
     FORMAT_FIELDS,
     ExportTally,
     encode_id_set,
+    entries_diff,
     jsonl_chunks,
     recording_entries,
 )
@@ -243,11 +244,16 @@ def _snapshot_record(
     created_by: AbstractBaseUser | None = None,
     created_by_label: str = "",
 ) -> DatasetSnapshot:
-    """The snapshot row of a finished export (in the caller's transaction)."""
+    """The snapshot row of a finished export (in the caller's transaction), with its
+    difference from the application's latest snapshot of the same format."""
+    previous = (DatasetSnapshot.objects.filter(application=application, export_format=manifest.export_format)
+                .order_by("-created_at", "-id").only("pk", "entries").first())
+    diff = asdict(entries_diff(previous.entries, entries)) if previous is not None else None
     return DatasetSnapshot.objects.create(
         application=application, name=name, export_format=manifest.export_format, filters=manifest.filters,
         row_count=manifest.row_count, sha256=manifest.sha256, entries=entries, manifest=manifest,
         created_at=manifest.generated_at, created_by=created_by, created_by_label=created_by_label[:200],
+        previous=previous, diff=diff,
     )
 
 

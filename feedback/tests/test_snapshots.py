@@ -4,9 +4,12 @@ byte for byte, or says plainly what erasure or purge removed since."""
 
 import io
 from datetime import UTC, datetime, timedelta
+from importlib import import_module
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from consoles.models import Role
@@ -119,6 +122,38 @@ def test_the_diff_names_added_removed_and_changed_ids(three, application, curato
     assert (rows["v2"].diff.added, rows["v2"].diff.removed, rows["v2"].diff.changed) == (
         [added.public_id], [third.public_id], [second.public_id])
     assert entries_diff([["x", "1"]], [["x", "1"]]).changed == []
+
+
+def _snapshots_v1_v2_c1(three, application, curator) -> dict:
+    first, second, third = three
+    dataset_snapshot_create(application=application, name="v1", filters=APPROVED, export_format="sft")
+    flag_review(flag=third, reviewer=curator, status="pending", version=third.version)
+    dataset_snapshot_create(application=application, name="v2", filters=APPROVED, export_format="sft")
+    dataset_snapshot_create(application=application, name="c1", filters=APPROVED)
+    return {"removed": [third.public_id]}
+
+
+def test_the_list_reads_the_diffs_taken_when_recorded_in_one_query_without_entries(
+        three, application, curator):
+    expected = _snapshots_v1_v2_c1(three, application, curator)
+    with CaptureQueriesContext(connection) as queries:
+        rows = dataset_snapshot_list(application=application)
+        shown = [(row.snapshot.name, row.previous.name if row.previous else None,
+                  row.diff.removed if row.diff else None, row.snapshot.manifest.is_stale) for row in rows]
+    assert len(queries) == 1 and '"entries"' not in queries[0]["sql"]
+    assert shown == [("c1", None, None, False), ("v2", "v1", expected["removed"], False), ("v1", None, None, False)]
+
+
+def test_the_migration_takes_the_diffs_of_snapshots_recorded_before_it(three, application, curator):
+    from django.apps import apps
+
+    take_the_diffs = import_module("feedback.migrations.0015_snapshot_diff_taken_once").take_the_diffs
+    expected = _snapshots_v1_v2_c1(three, application, curator)
+    DatasetSnapshot.objects.update(previous=None, diff=None)  # as the rows were before 0015
+    take_the_diffs(apps, None)
+    v2 = DatasetSnapshot.objects.get(name="v2")
+    assert v2.previous.name == "v1" and v2.diff == {"added": [], "removed": expected["removed"], "changed": []}
+    assert DatasetSnapshot.objects.filter(diff__isnull=True).count() == 2  # the first of each format
 
 
 def test_a_snapshot_downloads_again_byte_for_byte(three, tmp_path, client, curator):
