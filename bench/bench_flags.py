@@ -71,11 +71,8 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, float]:
     return status, time.perf_counter() - started
 
 
-def _server_cpu_seconds(master_pid: int) -> float:
-    """CPU time (user + system) used so far by gunicorn's workers and master."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    pids = [master_pid, *map(int, subprocess.run(["pgrep", "-P", str(master_pid)], capture_output=True,
-                                                 text=True).stdout.split())]
+def _cpu_seconds(pids) -> float:
+    """CPU time (user + system) the processes `pids` have used so far."""
     total = 0
     for pid in pids:
         try:
@@ -83,7 +80,16 @@ def _server_cpu_seconds(master_pid: int) -> float:
         except OSError:
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def _pgrep(*args: str) -> list[str]:
+    return subprocess.run(["pgrep", *args], capture_output=True, text=True).stdout.split()
+
+
+def _server_cpu_seconds(master_pid: int) -> float:
+    """CPU time used so far by gunicorn's workers and master."""
+    return _cpu_seconds([master_pid, *_pgrep("-P", str(master_pid))])
 
 
 def _database_cpu_seconds(database: str) -> float:
@@ -91,16 +97,7 @@ def _database_cpu_seconds(database: str) -> float:
     which runs inside the server's processes and is counted with them)."""
     if database != "postgresql":
         return 0.0
-    name = PG_URL.rsplit("/", 1)[1]
-    pids = subprocess.run(["pgrep", "-f", f"^postgres: .* {name} "], capture_output=True, text=True).stdout.split()
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    return _cpu_seconds(_pgrep("-f", f"^postgres: .* {PG_URL.rsplit('/', 1)[1]} "))
 
 
 def _measured(master_pid: int, run, database: str = "sqlite") -> dict:
