@@ -71,8 +71,9 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int, float]:
     return status, time.perf_counter() - started
 
 
-def _cpu_seconds(pids) -> float:
-    """CPU time (user + system) the processes `pids` have used so far."""
+def _cpu_seconds(pids, *, with_children: bool = False) -> float:
+    """CPU time (user + system) the processes `pids` have used so far; with
+    `with_children`, also that of their children that have ended."""
     total = 0
     for pid in pids:
         try:
@@ -80,6 +81,8 @@ def _cpu_seconds(pids) -> float:
         except OSError:
             continue
         total += int(fields[11]) + int(fields[12])  # utime, stime
+        if with_children:
+            total += int(fields[13]) + int(fields[14])  # cutime, cstime
     return total / os.sysconf("SC_CLK_TCK")
 
 
@@ -93,11 +96,15 @@ def _server_cpu_seconds(master_pid: int) -> float:
 
 
 def _database_cpu_seconds(database: str) -> float:
-    """CPU time used so far by the PostgreSQL backends serving `database` (0 for SQLite,
-    which runs inside the server's processes and is counted with them)."""
+    """CPU time used so far by the PostgreSQL server: its processes, and those that
+    ended (a backend whose connection was closed, an autovacuum worker), whose time
+    the postmaster holds as its children's. 0 for SQLite, which runs inside the
+    server's processes and is counted with them."""
     if database != "postgresql":
         return 0.0
-    return _cpu_seconds(_pgrep("-f", f"^postgres: .* {PG_URL.rsplit('/', 1)[1]} "))
+    postmaster = _pgrep("-o", "-x", "postgres")
+    others = [pid for pid in _pgrep("-x", "postgres") if pid not in postmaster]
+    return _cpu_seconds(postmaster, with_children=True) + _cpu_seconds(others)
 
 
 def _measured(master_pid: int, run, database: str = "sqlite") -> dict:
