@@ -120,11 +120,9 @@ def flag_page(
                     previous_cursor=page.previous_cursor, filters=filters)
 
 
-# One flag by its id: get(), not first(). The id is unique, and first() would order
-# by the model's ordering, a sort compiled and run on every request for one row.
-
-
 def flag_get(*, application: Application, public_id: str) -> Flag:
+    # get(), not first(), here and below: the id is unique, and first() would order by
+    # the model's ordering, a sort compiled and run on every request for one row.
     try:
         return Flag.objects.select_related("application", "author_user", "author_token", "claimed_by").get(
             application=application, public_id=public_id)
