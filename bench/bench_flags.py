@@ -17,6 +17,9 @@
    non-unique indexes dropped after migrating (primary keys and the unique
    constraints the duplicate check needs stay): the share of a flag's cost that
    is the queue's indexes. A diagnostic, not a configuration: the queue needs them.
+   BENCH_FLAGS_WITHOUT_INDEXES=fb_flag_text_search (names, comma-separated)
+   drops only those: the share of one index (that one is the search's GIN index
+   on PostgreSQL).
 2. Queue: BENCH_FLAGS_ROWS flags (default 1,000,000) in one application, on
    SQLite and on PostgreSQL (scratch database bench_flags); server time of the
    queue page (first page, a filtered page, a page further down by cursor),
@@ -41,7 +44,8 @@ ROWS = int(os.environ.get("BENCH_FLAGS_ROWS", "1000000"))
 INGEST_REQUESTS = int(os.environ.get("BENCH_FLAGS_INGEST_REQUESTS", "2000"))
 CLIENTS = int(os.environ.get("BENCH_FLAGS_CLIENTS", "8"))
 WORKERS = int(os.environ.get("BENCH_FLAGS_WORKERS", "4"))
-WITHOUT_INDEXES = os.environ.get("BENCH_FLAGS_WITHOUT_INDEXES", "") == "1"
+# "1": every non-unique index of the two tables; otherwise the names given, if any.
+WITHOUT_INDEXES = os.environ.get("BENCH_FLAGS_WITHOUT_INDEXES", "")
 ROUNDS = int(os.environ.get("BENCH_FLAGS_INGEST_ROUNDS", "3"))
 QUEUE_SAMPLES = int(os.environ.get("BENCH_FLAGS_QUEUE_SAMPLES", "40"))
 TARGET_MS = 50.0
@@ -176,7 +180,7 @@ def ingest(database: str = "sqlite") -> None:
         url = "sqlite:///" + os.path.join(tempfile.mkdtemp(prefix="bench-flags-"), "ingest.sqlite3")
     env = server_env(url, settings="bench.flags_settings")
     migrate(env)
-    dropped = _drop_nonunique_indexes(url, database) if WITHOUT_INDEXES else []
+    dropped = _drop_nonunique_indexes(url, database, WITHOUT_INDEXES) if WITHOUT_INDEXES else []
     token = issue_token(env, slug="bench")
     with Server(env, workers=WORKERS) as server:
         base = server.url()
@@ -230,31 +234,51 @@ def _cpu(result: dict, per: int) -> str:
 _INGEST_TABLES = ("feedback_flag", "feedback_flagevent")
 
 
-def _drop_nonunique_indexes(url: str, database: str) -> list[str]:
-    """Drop the flag and event tables' non-unique indexes; return their names."""
+def _drop_nonunique_indexes(url: str, database: str, which: str = "1") -> list[str]:
+    """Drop the flag and event tables' non-unique indexes (`which`: "1" for all of
+    them, else a comma-separated list of names, each of which must be one);
+    return their names."""
+    names = _nonunique_indexes(url, database)
+    if which != "1":
+        wanted = [n.strip() for n in which.split(",") if n.strip()]
+        unknown = sorted(set(wanted) - set(names))
+        if unknown:
+            raise SystemExit(f"BENCH_FLAGS_WITHOUT_INDEXES: no such non-unique index on {database}: "
+                             f"{', '.join(unknown)}")
+        names = wanted
     if database == "postgresql":
         from reliability.server import psql
 
-        name = url.rsplit("/", 1)[1]
-        tables = ", ".join(f"'{t}'" for t in _INGEST_TABLES)
-        names = psql(f"SELECT indexname FROM pg_indexes WHERE tablename IN ({tables}) "  # noqa: S608 - constants
-                     "AND indexdef NOT LIKE 'CREATE UNIQUE%' ORDER BY indexname", database=name).split()
         if names:
-            psql("; ".join(f'DROP INDEX "{n}"' for n in names), database=name)
+            psql("; ".join(f'DROP INDEX "{n}"' for n in names), database=url.rsplit("/", 1)[1])
         return names
     import sqlite3
     from contextlib import closing
 
     with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as db, db:
-        db.execute("PRAGMA foreign_keys=ON")  # as every connection of the project
-        # sql IS NULL: the indexes SQLite makes for UNIQUE columns, which cannot be dropped.
-        names = [n for (n,) in db.execute(
-            f"SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "  # noqa: S608 - constants
-            f"AND sql NOT LIKE 'CREATE UNIQUE%' AND tbl_name IN ({', '.join('?' * len(_INGEST_TABLES))}) "
-            "ORDER BY name", _INGEST_TABLES)]
         for n in names:
             db.execute(f'DROP INDEX "{n}"')
     return names
+
+
+def _nonunique_indexes(url: str, database: str) -> list[str]:
+    """The names of the flag and event tables' non-unique indexes."""
+    if database == "postgresql":
+        from reliability.server import psql
+
+        name = url.rsplit("/", 1)[1]
+        tables = ", ".join(f"'{t}'" for t in _INGEST_TABLES)
+        return psql(f"SELECT indexname FROM pg_indexes WHERE tablename IN ({tables}) "  # noqa: S608 - constants
+                    "AND indexdef NOT LIKE 'CREATE UNIQUE%' ORDER BY indexname", database=name).split()
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as db:
+        # sql IS NULL: the indexes SQLite makes for UNIQUE columns, which cannot be dropped.
+        return [n for (n,) in db.execute(
+            f"SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL "  # noqa: S608 - constants
+            f"AND sql NOT LIKE 'CREATE UNIQUE%' AND tbl_name IN ({', '.join('?' * len(_INGEST_TABLES))}) "
+            "ORDER BY name", _INGEST_TABLES)]
 
 
 # --- 2. queue at a million flags -----------------------------------------------------
