@@ -356,10 +356,25 @@ def entries_diff(before: Iterable[list[str]], after: Iterable[list[str]]) -> Ent
 # membership is answered without the export file.
 
 
+_ID_SET_CHUNK = 65_536
+
+
 def encode_id_set(pks: Iterable[int] | array) -> bytes:
-    # numpy keeps this at 8 bytes a key (a Python set of a million ints is ~60 MB).
-    values = np.unique(np.asarray(pks if isinstance(pks, array) else list(pks), dtype=np.int64))
-    return zlib.compress(np.diff(values, prepend=0).astype("<i8").tobytes(), 6)
+    # numpy keeps this at 8 bytes a key (a Python set of a million ints is ~60 MB):
+    # one sorted copy, then the differences are taken and compressed a slice at a
+    # time, so a million-row export's manifest adds 8 MB at its peak, not 25.
+    values = np.sort(np.asarray(pks if isinstance(pks, array) else list(pks), dtype=np.int64))
+    compressor = zlib.compressobj(6)
+    parts, previous = [], None
+    for start in range(0, values.size, _ID_SET_CHUNK):
+        chunk = values[start:start + _ID_SET_CHUNK]
+        first = np.array([previous is None or chunk[0] != previous])  # a key seen twice is stored once
+        chunk = chunk[np.concatenate((first, chunk[1:] != chunk[:-1]))]
+        deltas = np.diff(chunk, prepend=0 if previous is None else previous)
+        parts.append(compressor.compress(deltas.astype("<i8", copy=False).tobytes()))
+        previous = chunk[-1] if chunk.size else previous
+    parts.append(compressor.flush())
+    return b"".join(parts)
 
 
 def decode_id_set(blob: bytes | memoryview | None) -> np.ndarray:

@@ -2,9 +2,12 @@
 
 import json
 import os
+import tracemalloc
+from array import array
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from consoles.files import (
@@ -201,6 +204,21 @@ def test_id_sets_are_compact_and_exact():
     assert id_set_intersection(blob, [0, 7, 1_000_001, 5_000_000]) == {7, 5_000_000}
     assert id_set_intersection(encode_id_set([]), [1]) == set()
     assert id_set_intersection(None, [1]) == set()
+
+
+def test_an_id_set_holds_each_key_once_in_any_order_and_costs_one_copy_of_the_keys():
+    # Unsorted, repeated within and across the slices it is compressed in.
+    keys = [70_000, 3, 3, *range(65_530, 65_545), 65_540, 1, 70_000, 0]
+    assert decode_id_set(encode_id_set(keys)).tolist() == sorted(set(keys))
+    big = array("q", range(1, 1_000_001))  # how the export's tally holds them
+    tracemalloc.start()
+    try:
+        blob = encode_id_set(big)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 12_000_000, f"encoding a million keys took {peak / 1e6:.1f} MB beyond the keys (8 MB is one copy)"
+    assert np.array_equal(decode_id_set(blob), np.arange(1, 1_000_001))
 
 
 def test_lines_are_the_bytes_the_standard_json_module_writes():
